@@ -1,0 +1,25 @@
+"""attn: scaled dot-product attention in the notation of Chapter II.3.
+
+Row convention: Q is (T_q, d_k), K is (T_k, d_k), V is (T_k, d_v).
+Plotting and widget code lives in submodules that import matplotlib and
+ipywidgets themselves, so ``import attn`` pulls in NumPy only.
+"""
+from .attention import Attention, attention, scores
+from .masks import causal_mask
+from .softmax import log_softmax, logsumexp, softmax
+from .wiring import attention_block, cross_attention, project, self_attention
+
+__all__ = [
+    "Attention",
+    "attention",
+    "attention_block",
+    "causal_mask",
+    "cross_attention",
+    "log_softmax",
+    "logsumexp",
+    "project",
+    "scores",
+    "self_attention",
+    "softmax",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,60 @@
+"""Self- and cross-attention: one operation under two wirings (Proposition 4)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_float_array
+from .attention import Attention, attention
+from .masks import causal_mask
+
+
+def project(X, W, x_name: str = "X", w_name: str = "W") -> np.ndarray:
+    """Row-wise linear projection ``X @ W``: (T, d_model) @ (d_model, d) -> (T, d).
+
+    Raises ValueError naming both shapes when the inner widths differ.
+    """
+    X = as_float_array(x_name, X, ndim=2)
+    W = as_float_array(w_name, W, ndim=2)
+    if X.shape[1] != W.shape[0]:
+        raise ValueError(
+            f"{x_name} has shape {X.shape} and {w_name} has shape {W.shape}: "
+            f"{x_name} @ {w_name} needs {x_name}'s width ({X.shape[1]}) to equal {w_name}'s rows ({W.shape[0]})"
+        )
+    return X @ W  # (T, d_model) @ (d_model, d) -> (T, d)
+
+
+def attention_block(X_query, X_source, W_Q, W_K, W_V, mask=None, **kwargs) -> Attention:
+    """Project, then attend: queries from ``X_query``, keys and values from ``X_source``.
+
+    Q = X_query W_Q (T_q, d_k); K = X_source W_K (T_k, d_k); V = X_source W_V (T_k, d_v).
+    ``X_query`` is (T_q, d_model), ``X_source`` is (T_k, d_model'), W_Q is
+    (d_model, d_k), W_K is (d_model', d_k), W_V is (d_model', d_v). Extra keyword
+    arguments (tau, scale, empty_rows) go to :func:`attn.attention`, as do its errors.
+
+    References: Vaswani et al. (2017), §3.2.2 and §3.2.3.
+    """
+    Q = project(X_query, W_Q, "X_query", "W_Q")
+    K = project(X_source, W_K, "X_source", "W_K")
+    V = project(X_source, W_V, "X_source", "W_V")
+    return attention(Q, K, V, mask=mask, **kwargs)
+
+
+def self_attention(X, W_Q, W_K, W_V, mask=None, causal: bool = False, **kwargs) -> Attention:
+    """Self-attention: queries, keys and values all come from the same sequence X (T, d_model).
+
+    ``causal=True`` lets position i read positions j <= i (combined with ``mask``
+    by logical and). Returns output (T, d_v) and weights (T, T).
+    """
+    if causal:
+        T = as_float_array("X", X, ndim=2).shape[0]
+        cm = causal_mask(T)
+        mask = cm if mask is None else cm & np.asarray(mask, dtype=bool)
+    return attention_block(X, X, W_Q, W_K, W_V, mask=mask, **kwargs)
+
+
+def cross_attention(X, Y, W_Q, W_K, W_V, mask=None, **kwargs) -> Attention:
+    """Cross-attention: queries from X (T_q, d_model), keys and values from another sequence Y (T_k, d_model').
+
+    T_q and T_k may differ. Returns output (T_q, d_v) and weights (T_q, T_k).
+    """
+    return attention_block(X, Y, W_Q, W_K, W_V, mask=mask, **kwargs)
