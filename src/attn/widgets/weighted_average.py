@@ -1,0 +1,113 @@
+"""Proposition 1's explorer: one query, four keys, the softmax weights and the weighted average of the values."""
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+
+from .. import attention
+from ..examples import figure3
+from .base import Explorer
+
+KEY_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito: readable with colour-blindness
+
+
+class WeightedAverageExplorer(Explorer):
+    """Edit the query ``q = (q1, q2)``, one key ``k_key = (kx, ky)`` and the temperature ``tau``.
+
+    Left: the query and the keys as arrows. Middle: the weights softmax(q·kᵢ/√d_k/τ) as bars.
+    Right: the value rows, their convex hull and the output Σ wᵢ vᵢ, which always lies inside it.
+    """
+
+    q0, K0, V0 = figure3()
+    defaults = {"q1": 1.0, "q2": 1.0, "key": 1, "kx": float(K0[0, 0]), "ky": float(K0[0, 1]), "tau": 1.0}
+    alt = ("Three panels. Left: the query and four keys as arrows in the plane. Middle: the softmax weight "
+           "of each key as a horizontal bar. Right: the four value vectors, the triangle or quadrilateral they span, "
+           "and the output, a weighted average that lies inside that shape.")
+
+    def __init__(self, **params):
+        self.K = self.K0.copy()
+        super().__init__(figsize=(10, 3.4), **params)
+
+    def update(self, **params):
+        # Choosing another key to edit, without coordinates, starts from where that key is now.
+        if "key" in params and "kx" not in params and "ky" not in params:
+            i = int(params["key"]) - 1
+            if 0 <= i < len(self.K):
+                params = {**params, "kx": float(self.K[i, 0]), "ky": float(self.K[i, 1])}
+        return super().update(**params)
+
+    def _sync_key(self):
+        i = int(self.params["key"]) - 1
+        if not 0 <= i < len(self.K):
+            raise ValueError(f"key must be 1 … {len(self.K)}; got {self.params['key']}")
+        self.K[i] = (self.params["kx"], self.params["ky"])
+
+    def _draw(self):
+        ax_k, ax_w, ax_v = self.fig.subplots(1, 3, width_ratios=[1, 1.1, 1])
+        self.ax_k, self.ax_w, self.ax_v = ax_k, ax_w, ax_v
+        for ax in (ax_k, ax_v):
+            ax.set_aspect("equal")
+            ax.axhline(0, color="0.85", lw=0.8)
+            ax.axvline(0, color="0.85", lw=0.8)
+        ax_k.set(xlim=(-2.2, 2.2), ylim=(-2.2, 2.2), title="query and keys")
+        self.key_arrows = [ax_k.annotate("", xy=(0, 0), xytext=(0, 0),
+                                         arrowprops=dict(arrowstyle="->", color=c, lw=2)) for c in KEY_COLOURS]
+        self.key_labels = [ax_k.text(0, 0, f"$k_{i + 1}$", color=c, fontsize=11) for i, c in enumerate(KEY_COLOURS)]
+        self.q_arrow = ax_k.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color="black", lw=2.5))
+        self.q_label = ax_k.text(0, 0, "$q$", fontsize=12, weight="bold")
+
+        labels = [f"$k_{i + 1}$" for i in range(4)]
+        self.bars = ax_w.barh(labels, np.zeros(4), color=KEY_COLOURS)
+        ax_w.invert_yaxis()
+        ax_w.set(xlim=(0, 1.15), xlabel="weight $w_i$")
+        self.bar_text = [ax_w.text(0, i, "", va="center", fontsize=10) for i in range(4)]
+
+        V = self.V0
+        ax_v.set(xlim=(-1.8, 3.8), ylim=(-0.8, 3.8), title=r"values and output $\sum_i w_i v_i$")
+        hull = np.array([V[0], V[3], V[1], V[2], V[0]])  # the values' convex hull, in order around it
+        ax_v.fill(hull[:, 0], hull[:, 1], color="0.92", zorder=0)
+        ax_v.plot(hull[:, 0], hull[:, 1], color="0.6", lw=1)
+        self.value_dots = ax_v.scatter(V[:, 0], V[:, 1], s=60, c=KEY_COLOURS, zorder=2)
+        for i, (x, y) in enumerate(V):
+            ax_v.text(x + 0.12, y + 0.12, f"$v_{i + 1}$", color=KEY_COLOURS[i])
+        (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", ls="none", zorder=3)
+
+    def _redraw(self):
+        self._sync_key()
+        q = np.array([[self.params["q1"], self.params["q2"]]])
+        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])
+        w = w[0]
+        self.q_arrow.xy = tuple(q[0])
+        self.q_label.set_position(q[0] * 1.08)
+        for arrow, label, k in zip(self.key_arrows, self.key_labels, self.K):
+            arrow.xy = tuple(k)
+            label.set_position(k * 1.1)
+        for bar, text, wi in zip(self.bars, self.bar_text, w):
+            bar.set_width(wi)
+        for i, (text, wi) in enumerate(zip(self.bar_text, w)):
+            text.set_position((wi + 0.02, i))
+            text.set_text(f"{wi:.2f}")
+        self.value_dots.set_sizes(40 + 400 * w)
+        self.out_dot.set_data([out[0, 0]], [out[0, 1]])
+        self.ax_w.set_title(rf"softmax$(q\cdot k_i/\sqrt{{2}}\,/\,\tau)$, $\tau$ = {self.params['tau']:.2g}")
+        self.weights, self.output = w, out[0]
+
+    def controls(self):
+        slider = dict(min=-2.0, max=2.0, step=0.1, continuous_update=True, readout_format=".1f")
+        c = {
+            "q1": widgets.FloatSlider(value=self.params["q1"], description="q₁", **slider),
+            "q2": widgets.FloatSlider(value=self.params["q2"], description="q₂", **slider),
+            "key": widgets.Dropdown(options=[("k₁", 1), ("k₂", 2), ("k₃", 3), ("k₄", 4)], value=self.params["key"],
+                                    description="edit key"),
+            "kx": widgets.FloatSlider(value=self.params["kx"], description="kₓ", **slider),
+            "ky": widgets.FloatSlider(value=self.params["ky"], description="k_y", **slider),
+            "tau": widgets.FloatLogSlider(value=self.params["tau"], base=10, min=-1.5, max=1.5, step=0.05,
+                                          description="τ", readout_format=".2f"),
+        }
+
+        def load_key(change):  # picking another key loads its coordinates into the kx, ky sliders
+            i = change["new"] - 1
+            c["kx"].value, c["ky"].value = float(self.K[i, 0]), float(self.K[i, 1])
+
+        c["key"].observe(load_key, names="value")
+        return c
