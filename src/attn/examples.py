@@ -14,3 +14,36 @@ def figure3() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     K = np.array([[-0.8, -0.7], [1.2, 0.6], [-1.6, 0.7], [1.3, -0.8]])
     V = np.array([[0.0, 0.0], [2.0, 3.0], [-1.0, 2.0], [3.0, 0.5]])
     return q, K, V
+
+
+SENTENCE = ("the", "cat", "sat", "on", "the", "mat")
+
+
+def sentence(d_model: int = 8, d_k: int = 4, d_v: int = 4, seed: int = 4):
+    """A six-token "sentence" with seeded random embeddings and projections (the score-matrix page).
+
+    Returns ``tokens`` (tuple of str), ``X`` (T, d_model) and ``W_Q``, ``W_K`` (d_model, d_k), ``W_V`` (d_model, d_v),
+    float64. Each distinct word gets one embedding, so the two "the" rows of X are identical: without positional
+    information attention cannot tell them apart.
+    """
+    rng = np.random.default_rng(seed)
+    vocab = sorted(set(SENTENCE))
+    E = rng.standard_normal((len(vocab), d_model))  # one row per word type
+    X = E[[vocab.index(w) for w in SENTENCE]]  # (T, d_model)
+    W_Q, W_K = (rng.standard_normal((d_model, d_k)) / np.sqrt(d_model) for _ in range(2))  # unit-variance q, k entries
+    W_V = rng.standard_normal((d_model, d_v)) / np.sqrt(d_model)
+    return SENTENCE, X, W_Q, W_K, W_V
+
+
+def two_sequences(T_q: int = 5, T_k_max: int = 10, d_model: int = 6, d_k: int = 4, d_v: int = 3, seed: int = 4):
+    """Two seeded sequences for Proposition 4: queries' source X (T_q, d_model) and another sequence Y (T_k_max, d_model).
+
+    Returns ``X``, ``Y``, ``W_Q``, ``W_K`` (d_model, d_k) and ``W_V`` (d_model, d_v), float64. Cross-attention with
+    T_k keys reads the first T_k rows of Y.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((T_q, d_model))
+    Y = rng.standard_normal((T_k_max, d_model))
+    W_Q, W_K = (rng.standard_normal((d_model, d_k)) / np.sqrt(d_model) for _ in range(2))
+    W_V = rng.standard_normal((d_model, d_v)) / np.sqrt(d_model)
+    return X, Y, W_Q, W_K, W_V

@@ -1,0 +1,117 @@
+"""Proposition 4's explorer: one attention block, two wirings (self- and cross-attention)."""
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+
+from .. import cross_attention, scores, self_attention
+from ..examples import two_sequences
+from .base import Explorer
+
+WIRINGS = ("self", "cross")
+
+
+class WiringExplorer(Explorer):
+    """Switch where the keys and values come from, and how many there are.
+
+    ``wiring="self"``: Q, K and V are all projected from X (T_q = 5 tokens), so the score matrix is T_q × T_q.
+    ``wiring="cross"``: Q from X, K and V from the first ``T_k`` rows of another sequence Y (1 ≤ T_k ≤ 10), so the
+    score matrix is T_q × T_k. The block (W_Q, W_K, W_V and the formula) is the same in both.
+
+    Panels: the score matrix S = QKᵀ/√d_k, the weights softmax(S) row by row, and the output (T_q × d_v). The first
+    two sit in a frame ten keys wide, so the width of the picture *is* T_k.
+    """
+
+    X, Y, W_Q, W_K, W_V = two_sequences()
+    T_q, T_k_max = X.shape[0], Y.shape[0]
+    d_v = W_V.shape[1]
+    defaults = {"wiring": "self", "T_k": 8}
+    alt = ("Three heatmaps side by side. Left: the score matrix, one row per query and one column per key, drawn in "
+           "a frame ten columns wide, so its width shows how many keys there are. Middle: the softmax weights, same "
+           "shape, each row summing to one. Right: the output, one row per query and one column per value feature; "
+           "its shape does not change with the number of keys.")
+
+    def __init__(self, **params):
+        super().__init__(figsize=(10, 3.3), **params)
+
+    # the computation the figure shows, reused by tests and the page
+    def sources(self):
+        """(X_source, T_k): the sequence the keys and values are projected from, for the current wiring."""
+        wiring, T_k = self.params["wiring"], int(self.params["T_k"])
+        if wiring not in WIRINGS:
+            raise ValueError(f"wiring must be one of {WIRINGS}; got {wiring!r}")
+        if wiring == "self":
+            return self.X, self.T_q
+        if not 1 <= T_k <= self.T_k_max:
+            raise ValueError(f"T_k must be 1 … {self.T_k_max}; got {T_k}")
+        return self.Y[:T_k], T_k
+
+    def compute(self):
+        """(S, weights, output) for the current parameters, straight from ``attn``."""
+        source, _ = self.sources()
+        if self.params["wiring"] == "self":
+            out, w = self_attention(self.X, self.W_Q, self.W_K, self.W_V)
+        else:
+            out, w = cross_attention(self.X, source, self.W_Q, self.W_K, self.W_V)
+        S = scores(self.X @ self.W_Q, source @ self.W_K)  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+        return S, w, out
+
+    def _draw(self):
+        ax_s, ax_w, ax_o = self.fig.subplots(1, 3, width_ratios=[self.T_k_max, self.T_k_max, self.d_v + 1.5])
+        self.ax_s, self.ax_w, self.ax_o = ax_s, ax_w, ax_o
+        # Fixed colour limits, so that colours mean the same thing in every frame.
+        Y_all = np.vstack([self.X, self.Y])
+        S_all = scores(self.X @ self.W_Q, Y_all @ self.W_K)
+        s_lim = float(np.abs(S_all).max())
+        V_all = Y_all @ self.W_V  # every output row lies between the smallest and largest value entries
+        blank = np.zeros((self.T_q, 1))
+        self.im_s = ax_s.imshow(blank, cmap="viridis", vmin=-s_lim, vmax=s_lim, aspect="equal")
+        self.im_w = ax_w.imshow(blank, cmap="cividis", vmin=0, vmax=1, aspect="equal")
+        self.im_o = ax_o.imshow(np.zeros((self.T_q, self.d_v)), cmap="viridis",
+                                vmin=float(V_all.min()), vmax=float(V_all.max()), aspect="equal")
+        for ax, im in ((ax_s, self.im_s), (ax_w, self.im_w), (ax_o, self.im_o)):
+            self.fig.colorbar(im, ax=ax, shrink=0.8, pad=0.02)
+        for ax in (ax_s, ax_w):
+            ax.set_xlim(-0.5, self.T_k_max - 0.5)
+            ax.set_ylim(self.T_q - 0.5, -0.5)
+            ax.set_xlabel("key $j$")
+            ax.set_facecolor("0.94")
+        for ax in (ax_s, ax_w, ax_o):
+            ax.set_yticks(range(self.T_q), [f"$q_{i + 1}$" for i in range(self.T_q)])
+        ax_o.set_xticks(range(self.d_v), [str(c + 1) for c in range(self.d_v)])
+        ax_o.set_xlabel("feature")
+        ax_o.set_title(f"output  {self.T_q}×{self.d_v}")
+        self.suptitle = self.fig.suptitle("")
+
+    def _redraw(self):
+        S, w, out = self.compute()
+        T_k = S.shape[1]
+        extent = (-0.5, T_k - 0.5, self.T_q - 0.5, -0.5)
+        for im, data in ((self.im_s, S), (self.im_w, w)):
+            im.set_data(data)
+            im.set_extent(extent)
+        self.im_o.set_data(out)
+        letter = "x" if self.params["wiring"] == "self" else "y"
+        for ax in (self.ax_s, self.ax_w):
+            ax.set_xticks(range(T_k), [f"${letter}_{{{j + 1}}}$" for j in range(T_k)], fontsize=8)
+        self.ax_s.set_title(rf"scores $QK^\top/\sqrt{{d_k}}$  {self.T_q}×{T_k}")
+        self.ax_w.set_title(f"weights  {self.T_q}×{T_k}")
+        if self.params["wiring"] == "self":
+            self.suptitle.set_text(f"self-attention: Q, K, V all from X  (T = {self.T_q})")
+        else:
+            self.suptitle.set_text(f"cross-attention: Q from X (T_q = {self.T_q}); K, V from Y (T_k = {T_k})")
+        self.S, self.weights, self.output = S, w, out
+
+    def controls(self):
+        c = {
+            "wiring": widgets.ToggleButtons(options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")],
+                                            value=self.params["wiring"], description="wiring"),
+            "T_k": widgets.IntSlider(value=int(self.params["T_k"]), min=1, max=self.T_k_max, description="T_k (Y)",
+                                     disabled=self.params["wiring"] == "self"),
+        }
+
+        def toggle(change):  # the length of Y only matters when the keys come from Y
+            c["T_k"].disabled = change["new"] == "self"
+
+        c["wiring"].observe(toggle, names="value")
+        return c
