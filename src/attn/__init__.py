@@ -5,6 +5,7 @@ Plotting and widget code lives in submodules that import matplotlib and
 ipywidgets themselves, so ``import attn`` pulls in NumPy only.
 """
 from .attention import Attention, attention, scores
+from .blocked import BlockedAttention, blocked_attention
 from .masks import causal_mask
 from .softmax import log_softmax, logsumexp, softmax
 from .wiring import attention_block, cross_attention, project, self_attention
@@ -13,6 +14,8 @@ __all__ = [
     "Attention",
     "attention",
     "attention_block",
+    "BlockedAttention",
+    "blocked_attention",
     "causal_mask",
     "cross_attention",
     "log_softmax",

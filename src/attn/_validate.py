@@ -64,3 +64,72 @@ def check_mask(mask, shape: tuple[int, int]) -> np.ndarray:
     if m.shape != shape:
         raise ValueError(f"mask has shape {m.shape} but the score matrix Q Kᵀ has shape {shape} (T_q, T_k)")
     return m
+
+
+EMPTY_ROW_POLICIES = ("raise", "zero")
+
+
+def check_qk(Q, K) -> tuple[np.ndarray, np.ndarray]:
+    """Return Q (T_q, d_k) and K (T_k, d_k) as float matrices that share the width d_k."""
+    Q = as_float_array("Q", Q, ndim=2)
+    K = as_float_array("K", K, ndim=2)
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError(
+            f"Q has shape {Q.shape} and K has shape {K.shape}: queries and keys must share "
+            f"the width d_k (got {Q.shape[1]} and {K.shape[1]})"
+        )
+    return Q, K
+
+
+def check_attention_inputs(Q, K, V, mask, tau, empty_rows):
+    """Every check that :func:`attn.attention` and :func:`attn.blocked_attention` share.
+
+    Returns ``(Q, K, V, mask, empty, tau, dtype)``: float matrices Q (T_q, d_k),
+    K (T_k, d_k), V (T_k, d_v); ``mask`` a bool (T_q, T_k) array or ``None``
+    (everything readable; no (T_q, T_k) array is built, so a blocked caller
+    stays O(T) in memory); ``empty`` a bool (T_q,) vector of the queries that may
+    read no key; τ as a float; the result dtype. Key/value rows holding NaN or inf
+    that no query may read are replaced by zeros (in a copy). Raises the errors
+    documented in :func:`attn.attention`.
+    """
+    if empty_rows not in EMPTY_ROW_POLICIES:
+        raise ValueError(f"empty_rows must be one of {EMPTY_ROW_POLICIES}; got {empty_rows!r}")
+    tau = check_tau(tau)
+    Q, K = check_qk(Q, K)
+    V = as_float_array("V", V, ndim=2)
+    if K.shape[0] != V.shape[0]:
+        raise ValueError(
+            f"K has shape {K.shape} and V has shape {V.shape}: every key needs one value, "
+            f"so T_k must agree (got {K.shape[0]} and {V.shape[0]})"
+        )
+    T_q, T_k = Q.shape[0], K.shape[0]
+    dtype = np.result_type(Q, K, V)
+    check_finite("Q", Q)
+
+    if mask is None:
+        empty = np.zeros(T_q, dtype=bool)
+        read_by_some = None  # every key is read by every query
+    else:
+        mask = check_mask(mask, (T_q, T_k))
+        empty = ~mask.any(axis=1)  # (T_q,)
+        read_by_some = mask.any(axis=0)  # (T_k,)
+    if empty.any() and empty_rows == "raise":
+        rows = np.flatnonzero(empty).tolist()
+        raise ValueError(
+            f"query row(s) {rows} may read no key: every entry of mask in those rows is False. "
+            "Fix the mask, or pass empty_rows='zero' to give those queries a zero output."
+        )
+
+    # A key or value row that holds NaN/inf is harmless only if no query may read it.
+    bad = ~(np.isfinite(K).all(axis=1) & np.isfinite(V).all(axis=1))  # (T_k,)
+    if bad.any():
+        read_bad = bad if read_by_some is None else bad & read_by_some
+        if read_bad.any():
+            j = int(np.flatnonzero(read_bad)[0])
+            raise ValueError(
+                f"key/value row {j} holds NaN or inf and is readable by some query: "
+                f"K[{j}] = {K[j]}, V[{j}] = {V[j]}"
+            )
+        K = np.where(bad[:, None], 0, K)
+        V = np.where(bad[:, None], 0, V)
+    return Q, K, V, mask, empty, tau, dtype

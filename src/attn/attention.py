@@ -9,10 +9,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import as_float_array, check_finite, check_mask, check_tau
+from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk
 from .softmax import softmax
-
-EMPTY_ROW_POLICIES = ("raise", "zero")
 
 
 class Attention(NamedTuple):
@@ -22,15 +20,7 @@ class Attention(NamedTuple):
     weights: np.ndarray  #: (T_q, T_k): row i holds the weights query i puts on each key
 
 
-def _check_qk(Q, K) -> tuple[np.ndarray, np.ndarray]:
-    Q = as_float_array("Q", Q, ndim=2)
-    K = as_float_array("K", K, ndim=2)
-    if Q.shape[1] != K.shape[1]:
-        raise ValueError(
-            f"Q has shape {Q.shape} and K has shape {K.shape}: queries and keys must share "
-            f"the width d_k (got {Q.shape[1]} and {K.shape[1]})"
-        )
-    return Q, K
+_check_qk = check_qk  # kept for callers of the old private name
 
 
 def scores(Q, K, scale: float | None = None) -> np.ndarray:
@@ -123,44 +113,11 @@ def attention(
     ----------
     Vaswani et al. (2017), "Attention is all you need", eq. (1); masking as in §3.2.3.
     """
-    if empty_rows not in EMPTY_ROW_POLICIES:
-        raise ValueError(f"empty_rows must be one of {EMPTY_ROW_POLICIES}; got {empty_rows!r}")
-    tau = check_tau(tau)
-    Q, K = _check_qk(Q, K)
-    V = as_float_array("V", V, ndim=2)
-    if K.shape[0] != V.shape[0]:
-        raise ValueError(
-            f"K has shape {K.shape} and V has shape {V.shape}: every key needs one value, "
-            f"so T_k must agree (got {K.shape[0]} and {V.shape[0]})"
-        )
-    T_q, T_k = Q.shape[0], K.shape[0]
-    dtype = np.result_type(Q, K, V)
-    check_finite("Q", Q)
-
-    readable = np.ones((T_q, T_k), dtype=bool) if mask is None else check_mask(mask, (T_q, T_k))
-    empty = ~readable.any(axis=1)
-    if empty.any() and empty_rows == "raise":
-        rows = np.flatnonzero(empty).tolist()
-        raise ValueError(
-            f"query row(s) {rows} may read no key: every entry of mask in those rows is False. "
-            "Fix the mask, or pass empty_rows='zero' to give those queries a zero output."
-        )
-
-    # A key or value row that holds NaN/inf is harmless only if no query may read it.
-    bad = ~(np.isfinite(K).all(axis=1) & np.isfinite(V).all(axis=1))  # (T_k,)
-    if bad.any():
-        read_bad = bad & readable.any(axis=0)
-        if read_bad.any():
-            j = int(np.flatnonzero(read_bad)[0])
-            raise ValueError(
-                f"key/value row {j} holds NaN or inf and is readable by some query: "
-                f"K[{j}] = {K[j]}, V[{j}] = {V[j]}"
-            )
-        K = np.where(bad[:, None], 0, K)
-        V = np.where(bad[:, None], 0, V)
+    Q, K, V, mask, empty, tau, dtype = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
 
     S = scores(Q, K, scale=scale)  # (T_q, T_k)
-    S = np.where(readable, S, -np.inf)
+    if mask is not None:  # no mask: every key readable, no (T_q, T_k) copy needed
+        S = np.where(mask, S, -np.inf)
     S[empty] = 0.0  # any finite row: replaced by zeros below
     weights = softmax(S, tau=tau, axis=-1)  # (T_q, T_k), rows sum to 1
     weights[empty] = 0.0

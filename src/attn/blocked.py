@@ -1,0 +1,175 @@
+"""Blocked attention: the online softmax, so that the (T_q, T_k) score matrix is never held whole.
+
+The keys are walked in blocks. For each query the function keeps a running
+maximum ``m`` of the scores seen so far, a running sum ``l`` of their
+exponentials (taken relative to ``m``) and a running weighted sum ``acc`` of
+value rows. When a new block raises the maximum from ``m`` to ``m'``, the old
+sum and accumulator are rescaled by ``exp((m - m') / τ)``, so that at the end
+
+    l   = Σ_j exp((s_j - m) / τ),        acc = Σ_j exp((s_j - m) / τ) v_j,
+
+and ``acc / l`` is exactly ``softmax(s / τ) V``, computed with O(block) memory
+per query instead of O(T_k).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validate import check_attention_inputs
+
+DEFAULT_BLOCK_SIZE = 512
+DEFAULT_QUERY_BLOCK_SIZE = 1024
+
+
+class BlockedAttention(NamedTuple):
+    """What :func:`blocked_attention` returns with ``return_lse=True``."""
+
+    output: np.ndarray  #: (T_q, d_v): the same rows as ``attn.attention(...).output``
+    lse: np.ndarray  #: (T_q,): log Σ_j exp(s_ij / τ) over the keys query i may read (-inf for an empty row)
+
+
+def _block_size(name: str, b) -> int:
+    try:
+        b = operator.index(b)
+    except TypeError:
+        raise TypeError(f"{name} must be a whole number of tokens; got {b!r}") from None
+    if b < 1:
+        raise ValueError(f"{name} must be at least 1; got {b}")
+    return b
+
+
+def blocked_attention(
+    Q,
+    K,
+    V,
+    mask=None,
+    tau: float = 1.0,
+    scale: float | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    empty_rows: str = "raise",
+    *,
+    query_block_size: int | None = DEFAULT_QUERY_BLOCK_SIZE,
+    return_lse: bool = False,
+):
+    r"""Scaled dot-product attention :math:`\operatorname{softmax}(Q K^\top / \sqrt{d_k} / \tau)\, V`, keys in blocks.
+
+    Computes the same output as :func:`attn.attention` without forming the
+    (T_q, T_k) score or weight matrix: the keys are read ``block_size`` at a
+    time (queries ``query_block_size`` at a time) and combined with the online
+    softmax, a running row maximum and a running sum of exponentials that are
+    rescaled whenever the maximum grows. Working memory is
+    O(query_block_size · block_size + T_q · d_v) rather than O(T_q · T_k);
+    with ``query_block_size=None`` (all queries at once) it is O(T_q · block_size).
+
+    A query whose first blocks of keys are all masked keeps ``m = -inf``,
+    ``l = 0`` and ``acc = 0`` (never ``exp(-inf - (-inf)) = NaN``) until a block
+    gives it a readable key.
+
+    Parameters
+    ----------
+    Q : array_like, shape (T_q, d_k), real
+    K : array_like, shape (T_k, d_k), real
+    V : array_like, shape (T_k, d_v), real
+    mask : array_like of bool, shape (T_q, T_k), optional
+        ``mask[i, j] = True``: query i may read key j (as in :func:`attn.attention`).
+        A (query block, key block) tile whose mask is all False is skipped, so a
+        causal mask costs about half the work.
+    tau : float, default 1.0
+        Softmax temperature τ, finite and > 0.
+    scale : float, optional
+        Score scale, default ``1 / sqrt(d_k)``.
+    block_size : int, default 512
+        Number of keys per block (≥ 1; larger than T_k means one block).
+    empty_rows : {"raise", "zero"}, default "raise"
+        A query that may read no key: ``"raise"`` a ValueError naming the rows,
+        ``"zero"`` a zero output row (and ``lse = -inf``), as in :func:`attn.attention`.
+    query_block_size : int or None, keyword-only, default 1024
+        Number of queries per block (``None``: all queries at once). Changes
+        speed and memory, not the result beyond rounding.
+    return_lse : bool, keyword-only, default False
+        Also return the log-sum-exp of each row (what a backward pass needs to
+        rebuild the weights, ``weights[i, j] = exp(s_ij / τ - lse_i)``).
+
+    Returns
+    -------
+    ndarray, shape (T_q, d_v)
+        With ``return_lse=False`` (the default): the output alone, equal to
+        ``attn.attention(Q, K, V, ...).output`` up to rounding (within 1e-12 in
+        float64). The weights are never formed, so they are not returned.
+    BlockedAttention(output, lse)
+        With ``return_lse=True``: the output and ``lse`` (T_q,), where
+        ``lse[i] = log Σ_{j readable} exp(s_ij / τ)`` and ``s = scale · Q Kᵀ``.
+
+    Dtypes: float64 stays float64; float32 is computed and returned in float32;
+    float16 is computed in float32 and returned in float16; integers give float64.
+
+    Raises
+    ------
+    ValueError
+        Every error of :func:`attn.attention` (same checks, same messages: shapes,
+        non-finite readable inputs, τ, fully masked rows under ``"raise"``,
+        unknown policy); a block size < 1.
+    TypeError
+        A non-real input, a non-boolean mask, a block size that is not an integer.
+
+    References
+    ----------
+    Milakov & Gimelshein (2018), "Online normalizer calculation for softmax", Alg. 3;
+    Dao et al. (2022), "FlashAttention: fast and memory-efficient exact attention
+    with IO-awareness", Alg. 1; Vaswani et al. (2017), eq. (1).
+    """
+    Q, K, V, mask, empty, tau, dtype = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
+    block_size = _block_size("block_size", block_size)
+    if query_block_size is not None:
+        query_block_size = _block_size("query_block_size", query_block_size)
+    T_q, d_k = Q.shape
+    T_k, d_v = V.shape
+    if scale is None:
+        scale = 1.0 / math.sqrt(d_k)
+    work = np.result_type(dtype, np.float32)  # float16 is accumulated in float32
+    Q, K, V = (x.astype(work, copy=False) for x in (Q, K, V))
+    qb = T_q if query_block_size is None else query_block_size
+
+    output = np.zeros((T_q, d_v), dtype=work)
+    lse = np.empty(T_q, dtype=work)
+    for q0 in range(0, T_q, qb):
+        q1 = min(q0 + qb, T_q)
+        Qb = Q[q0:q1]  # (b_q, d_k)
+        m = np.full(q1 - q0, -np.inf, dtype=work)  # running maximum of the scores, (b_q,)
+        l = np.zeros(q1 - q0, dtype=work)  # running Σ exp((s - m) / τ), (b_q,)
+        acc = np.zeros((q1 - q0, d_v), dtype=work)  # running Σ exp((s - m) / τ) v, (b_q, d_v)
+        for k0 in range(0, T_k, block_size):
+            k1 = min(k0 + block_size, T_k)
+            mb = None if mask is None else mask[q0:q1, k0:k1]  # (b_q, b_k)
+            if mb is not None and not mb.any():
+                continue  # nothing readable in this tile: it changes neither m, l nor acc
+            S = Qb @ K[k0:k1].T  # (b_q, d_k) @ (d_k, b_k) -> (b_q, b_k)
+            S *= scale
+            if mb is not None:
+                S[~mb] = -np.inf
+            m_new = np.maximum(m, S.max(axis=1))  # (b_q,)
+            # Rows with no readable key yet have m_new = -inf: shift by 0 so that
+            # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+            shift = np.where(np.isneginf(m_new), 0.0, m_new).astype(work, copy=False)
+            S -= shift[:, None]
+            if tau != 1.0:
+                S /= tau
+            P = np.exp(S, out=S)  # (b_q, b_k), largest readable entry of the row so far -> 1
+            alpha = np.exp((m - shift) / tau)  # (b_q,) rescales the old sums; 0 where m = -inf
+            l *= alpha
+            l += P.sum(axis=1)
+            acc *= alpha[:, None]
+            acc += P @ V[k0:k1]  # (b_q, b_k) @ (b_k, d_v) -> (b_q, d_v)
+            m = m_new
+        full = l > 0  # False exactly for the queries that may read no key
+        output[q0:q1][full] = acc[full] / l[full, None]
+        with np.errstate(divide="ignore"):
+            lse[q0:q1] = np.where(full, m / tau + np.log(np.where(full, l, 1)), -np.inf)
+    output = output.astype(dtype, copy=False)
+    if return_lse:
+        return BlockedAttention(output, lse.astype(dtype, copy=False))
+    return output
