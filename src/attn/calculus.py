@@ -1,0 +1,513 @@
+"""Derivatives, entropies and costs of attention: the formulas of the Mathematics strand, in NumPy only.
+
+Every function here implements a closed form that the book derives on its
+Mathematics pages and then checks against an independent computation
+(finite differences, Monte Carlo, counting). Row convention as everywhere
+in ``attn``: Q (T_q, d_k), K (T_k, d_k), V (T_k, d_v).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validate import as_float_array, check_finite, check_qk, check_tau
+from .softmax import softmax
+
+
+# --------------------------------------------------------------------------- helpers
+def _check_probabilities(name: str, w, axis: int = -1) -> np.ndarray:
+    """Return ``w`` as a float array of probability vectors along ``axis``, or raise ValueError."""
+    w = as_float_array(name, w)
+    if w.ndim == 0:
+        raise ValueError(f"{name} must be a probability vector (at least one dimension); got a scalar")
+    check_finite(name, w)
+    if (w < 0).any():
+        where = tuple(int(i) for i in np.argwhere(w < 0)[0])
+        raise ValueError(f"{name} must be non-negative (a probability vector); {name}{list(where)} = {w[where]!r}")
+    tol = math.sqrt(np.finfo(w.dtype).eps)  # 1.5e-8 in float64, 3.5e-4 in float32
+    total = w.sum(axis=axis)
+    off = np.abs(total - 1) > tol * max(1, w.shape[axis])
+    if np.any(off):
+        bad = float(np.asarray(total)[np.unravel_index(int(np.argmax(off)), np.shape(total))]) if np.ndim(total) else float(total)
+        raise ValueError(f"{name} must sum to 1 along axis {axis} (a probability vector); a slice sums to {bad!r}")
+    return w
+
+
+def _count(name: str, n) -> int:
+    if isinstance(n, bool):
+        raise TypeError(f"{name} must be a whole number of tokens or features; got {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name} must be a whole number of tokens or features; got {n!r}") from None
+    if n < 1:
+        raise ValueError(f"{name} must be at least 1; got {n}")
+    return n
+
+
+# --------------------------------------------------------------------------- derivatives
+def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
+    r"""Jacobian of the softmax with temperature, written through its output.
+
+    If :math:`s = \operatorname{softmax}(x/\tau)` then
+
+    .. math:: \frac{\partial s_i}{\partial x_j} = \frac{1}{\tau}\bigl(\delta_{ij} s_i - s_i s_j\bigr),
+              \qquad J = \frac{1}{\tau}\bigl(\operatorname{diag}(s) - s s^\top\bigr).
+
+    Parameters
+    ----------
+    s : array_like, shape (..., n), real
+        Softmax outputs (non-negative, summing to 1 along the last axis), e.g.
+        ``attn.softmax(x, tau)``. Leading axes are a batch.
+    tau : float, default 1.0
+        The temperature that produced ``s``; finite and > 0.
+
+    Returns
+    -------
+    ndarray, shape (..., n, n)
+        Symmetric, positive semi-definite, every row summing to 0; float dtype of ``s``.
+
+    Raises
+    ------
+    ValueError
+        ``s`` is empty, a scalar, non-finite, has a negative entry, or a slice
+        that does not sum to 1 (within ``sqrt(eps)`` of its dtype, times n);
+        ``tau`` is not a finite number > 0.
+    TypeError
+        ``s`` is not real-valued.
+
+    References
+    ----------
+    Bridle (1990); Goodfellow, Bengio & Courville (2016), *Deep Learning*, §6.2.2.3.
+    """
+    tau = check_tau(tau)
+    s = _check_probabilities("s", s)
+    n = s.shape[-1]
+    diag = s[..., :, None] * np.eye(n, dtype=s.dtype)  # (..., n, n)
+    outer = s[..., :, None] * s[..., None, :]  # (..., n, 1) * (..., 1, n) -> (..., n, n)
+    return (diag - outer) / np.asarray(tau, dtype=s.dtype)
+
+
+def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
+    r"""Frobenius norm of the softmax Jacobian, from the softmax output alone.
+
+    With :math:`J = (\operatorname{diag}(s) - s s^\top)/\tau` and :math:`a = \sum_i s_i^2`,
+
+    .. math:: \lVert J \rVert_F = \frac{1}{\tau}\sqrt{a - 2 \textstyle\sum_i s_i^3 + a^2},
+
+    which needs no (n, n) matrix. It is largest near the uniform distribution and
+    tends to 0 as ``s`` approaches one-hot (a saturated softmax passes no gradient).
+
+    Parameters
+    ----------
+    s : array_like, shape (..., n), real
+        Softmax outputs along the last axis (leading axes are a batch).
+    tau : float, default 1.0
+        The temperature that produced ``s``.
+
+    Returns
+    -------
+    ndarray, shape (...)  (a 0-d array for one vector); float dtype of ``s``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`softmax_jacobian`.
+    """
+    tau = check_tau(tau)
+    s = _check_probabilities("s", s)
+    a = np.sum(s**2, axis=-1)
+    sq = np.maximum(a - 2 * np.sum(s**3, axis=-1) + a**2, 0.0)  # rounding can dip below 0 at one-hot
+    return np.sqrt(sq) / np.asarray(tau, dtype=s.dtype)
+
+
+def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=None) -> np.ndarray:
+    r"""Dot-product logits of random queries against random keys, as at initialisation.
+
+    Draws ``n`` queries :math:`q` and ``n`` sets of ``T_k`` keys :math:`k_j` with independent
+    standard normal entries of width ``d_k`` and returns :math:`q \cdot k_j`, divided by
+    :math:`\sqrt{d_k}` when ``scaled``. Each logit has variance ``d_k`` unscaled and 1 scaled.
+
+    Parameters
+    ----------
+    d_k, T_k, n : int, each >= 1
+    scaled : bool, default True
+    rng : numpy.random.Generator or int seed, optional
+
+    Returns
+    -------
+    ndarray, shape (n, T_k), float64.
+
+    Raises
+    ------
+    ValueError
+        A count < 1.
+    TypeError
+        A count that is not an integer.
+    """
+    d_k, T_k, n = _count("d_k", d_k), _count("T_k", T_k), _count("n", n)
+    rng = np.random.default_rng(rng)
+    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k)
+    K = rng.standard_normal((n, T_k, d_k))  # (n, T_k, d_k)
+    x = np.sum(q * K, axis=-1)  # (n, T_k)
+    return x / math.sqrt(d_k) if scaled else x
+
+
+def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) -> np.ndarray:
+    r"""Jacobian of one attention output row with respect to its query.
+
+    For :math:`o(q) = V^\top w`, :math:`w = \operatorname{softmax}(c\,K q)`, :math:`c = \text{scale}/\tau`:
+
+    .. math:: \frac{\partial o}{\partial q} = c\, V^\top\bigl(\operatorname{diag}(w) - w w^\top\bigr) K
+              = c \sum_j w_j\,(v_j - \bar v)(k_j - \bar k)^\top,
+
+    with :math:`\bar v = o = \sum_j w_j v_j` and :math:`\bar k = \sum_j w_j k_j`: the covariance,
+    under the attention weights, between the values and the keys.
+
+    Parameters
+    ----------
+    q : array_like, shape (d_k,), real
+        One query (a vector, not a 1-row matrix).
+    K : array_like, shape (T_k, d_k), real
+    V : array_like, shape (T_k, d_v), real
+    tau : float, default 1.0
+        Temperature, finite and > 0.
+    scale : float, optional
+        Score scale, default ``1 / sqrt(d_k)`` as in :func:`attn.attention`.
+
+    Returns
+    -------
+    ndarray, shape (d_v, d_k)
+        Entry ``[a, b]`` is :math:`\partial o_a / \partial q_b`; float64 unless all inputs are float32.
+
+    Raises
+    ------
+    ValueError
+        ``q`` is not a non-empty vector; ``K`` or ``V`` is not a non-empty matrix;
+        the widths of ``q`` and ``K`` differ, or ``K`` and ``V`` have different
+        numbers of rows (shapes named); a NaN or inf in an input; a bad ``tau``.
+    TypeError
+        A non-real input.
+
+    References
+    ----------
+    Vaswani et al. (2017), eq. (1), differentiated with the softmax Jacobian.
+    """
+    tau = check_tau(tau)
+    q = as_float_array("q", q, ndim=1)
+    K = as_float_array("K", K, ndim=2)
+    V = as_float_array("V", V, ndim=2)
+    if q.shape[0] != K.shape[1]:
+        raise ValueError(f"q has shape {q.shape} and K has shape {K.shape}: the query and the keys must share the width d_k")
+    if K.shape[0] != V.shape[0]:
+        raise ValueError(f"K has shape {K.shape} and V has shape {V.shape}: every key needs one value (T_k must agree)")
+    for name, arr in (("q", q), ("K", K), ("V", V)):
+        check_finite(name, arr)
+    if scale is None:
+        scale = 1.0 / math.sqrt(K.shape[1])
+    c = float(scale) / tau
+    w = softmax(c * (K @ q))  # (T_k, d_k) @ (d_k,) -> (T_k,)
+    v_bar = w @ V  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o
+    k_bar = w @ K  # (T_k,) @ (T_k, d_k) -> (d_k,)
+    return c * ((V - v_bar).T * w) @ (K - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
+
+
+# --------------------------------------------------------------------------- entropy and temperature
+def entropy(w, axis: int = -1) -> np.ndarray:
+    r"""Shannon entropy in nats, :math:`H(w) = -\sum_j w_j \log w_j`, with :math:`0 \log 0 = 0`.
+
+    Parameters
+    ----------
+    w : array_like, any shape, real
+        Probability vectors along ``axis`` (e.g. rows of attention weights, shape (T_q, T_k)).
+    axis : int, default -1
+
+    Returns
+    -------
+    ndarray (the shape of ``w`` without ``axis``; a 0-d array for a vector)
+        Values in :math:`[0, \log n]`: 0 for a one-hot row, :math:`\log n` for the uniform row.
+
+    Raises
+    ------
+    ValueError
+        ``w`` is empty, a scalar, non-finite, has a negative entry, or a slice not summing to 1.
+    TypeError
+        ``w`` is not real-valued.
+
+    References
+    ----------
+    Shannon (1948); Cover & Thomas (2006), *Elements of Information Theory*, §2.1.
+    """
+    w = _check_probabilities("w", w, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(w > 0, -w * np.log(np.where(w > 0, w, 1)), 0.0)
+    return terms.sum(axis=axis)
+
+
+def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
+    r"""Derivative of the entropy of :math:`s = \operatorname{softmax}(x/\tau)` with respect to τ.
+
+    .. math:: \frac{d}{d\tau} H\bigl(\operatorname{softmax}(x/\tau)\bigr)
+              = \frac{\operatorname{Var}_s(x)}{\tau^3},
+              \qquad \operatorname{Var}_s(x) = \sum_j s_j x_j^2 - \Bigl(\sum_j s_j x_j\Bigr)^2 .
+
+    Parameters
+    ----------
+    x : array_like, any shape, real, finite
+        Logits; the softmax runs along ``axis``.
+    tau : float, default 1.0
+        Temperature, finite and > 0.
+    axis : int, default -1
+
+    Returns
+    -------
+    ndarray (the shape of ``x`` without ``axis``)
+        Non-negative; zero exactly when every logit of the slice is equal.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`attn.softmax` (and ``x`` must be finite here: a masked entry
+        carries no variance, drop it instead).
+    """
+    tau = check_tau(tau)
+    x = as_float_array("x", x)
+    check_finite("x", x)
+    s = softmax(x, tau=tau, axis=axis)
+    mean = np.sum(s * x, axis=axis, keepdims=True)
+    var = np.sum(s * (x - mean) ** 2, axis=axis)  # centred form: no cancellation
+    return var / tau**3
+
+
+# --------------------------------------------------------------------------- similarity
+def cosine_similarity(Q, K) -> np.ndarray:
+    r"""Cosine similarities :math:`C_{ij} = q_i \cdot k_j / (\lVert q_i\rVert\,\lVert k_j\rVert)`.
+
+    Parameters
+    ----------
+    Q : array_like, shape (T_q, d_k), real
+    K : array_like, shape (T_k, d_k), real
+
+    Returns
+    -------
+    ndarray, shape (T_q, T_k), entries in [-1, 1].
+
+    Raises
+    ------
+    ValueError
+        Shapes as in :func:`attn.scores`; a row of Q or K that is zero (its
+        direction, hence its cosine, is undefined), naming the row.
+    TypeError
+        A non-real input.
+    """
+    Q, K = check_qk(Q, K)
+    check_finite("Q", Q)
+    check_finite("K", K)
+    nq = np.linalg.norm(Q, axis=1)  # (T_q,)
+    nk = np.linalg.norm(K, axis=1)  # (T_k,)
+    for name, norms in (("Q", nq), ("K", nk)):
+        if (norms == 0).any():
+            raise ValueError(f"row {int(np.flatnonzero(norms == 0)[0])} of {name} is zero: its cosine similarity is undefined")
+    C = (Q @ K.T) / nq[:, None] / nk[None, :]  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+    return np.clip(C, -1.0, 1.0)
+
+
+# --------------------------------------------------------------------------- cost
+class FlopCount(NamedTuple):
+    """Arithmetic operations of one attention call, by phase (comparisons and indexing not counted)."""
+
+    scores: int  #: Q Kᵀ: d_k multiplications and d_k additions per score, 2·T_q·T_k·d_k
+    scale: int  #: one multiplication of each score by 1/(√d_k τ), T_q·T_k
+    softmax: int  #: subtract the row maximum, exponentiate, add into the row sum, divide: 4·T_q·T_k
+    weighted_sum: int  #: W V: 2·T_q·T_k·d_v
+
+    @property
+    def total(self) -> int:
+        """All four phases: 2·T_q·T_k·(d_k + d_v) + 5·T_q·T_k."""
+        return self.scores + self.scale + self.softmax + self.weighted_sum
+
+
+def score_flops(T_q: int, T_k: int, d_k: int, d_v: int) -> FlopCount:
+    r"""Operation count of :math:`\operatorname{softmax}(QK^\top/(\sqrt{d_k}\tau))V`, by phase.
+
+    Counting one multiplication and one addition per term of each inner product
+    (the accumulator starts at 0), the scores cost :math:`2 T_q T_k d_k`, the
+    weighted sum :math:`2 T_q T_k d_v`, and the scaling and the softmax
+    :math:`T_q T_k` and :math:`4 T_q T_k`. Every phase is proportional to
+    :math:`T_q T_k`: quadratic in the sequence length for self-attention.
+
+    Parameters
+    ----------
+    T_q, T_k, d_k, d_v : int, each >= 1
+
+    Returns
+    -------
+    FlopCount(scores, scale, softmax, weighted_sum), with a ``total`` property.
+
+    Raises
+    ------
+    ValueError
+        A count < 1 (naming it).
+    TypeError
+        A count that is not an integer.
+
+    References
+    ----------
+    Vaswani et al. (2017), Table 1 (complexity per layer O(n²·d)).
+    """
+    T_q, T_k, d_k, d_v = (_count(n, v) for n, v in (("T_q", T_q), ("T_k", T_k), ("d_k", d_k), ("d_v", d_v)))
+    pairs = T_q * T_k
+    return FlopCount(scores=2 * pairs * d_k, scale=pairs, softmax=4 * pairs, weighted_sum=2 * pairs * d_v)
+
+
+class _Tally:
+    """Which phase is running, and how many operations each phase has done."""
+
+    def __init__(self):
+        self.phase = "scores"
+        self.counts = {"scores": 0, "scale": 0, "softmax": 0, "weighted_sum": 0}
+
+
+class _Counted:
+    """A float that adds one to its tally for every arithmetic operation it takes part in."""
+
+    __slots__ = ("v", "tally")
+
+    def __init__(self, v: float, tally: _Tally):
+        self.v, self.tally = float(v), tally
+
+    def _op(self, v: float) -> "_Counted":
+        self.tally.counts[self.tally.phase] += 1
+        return _Counted(v, self.tally)
+
+    @staticmethod
+    def _val(o) -> float:
+        return o.v if isinstance(o, _Counted) else float(o)
+
+    def __add__(self, o):
+        return self._op(self.v + self._val(o))
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._op(self.v - self._val(o))
+
+    def __rsub__(self, o):
+        return self._op(self._val(o) - self.v)
+
+    def __mul__(self, o):
+        return self._op(self.v * self._val(o))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        return self._op(self.v / self._val(o))
+
+    def __rtruediv__(self, o):
+        return self._op(self._val(o) / self.v)
+
+    def exp(self):
+        return self._op(math.exp(self.v))
+
+    # comparisons (for the row maximum) are not arithmetic: not counted
+    def __lt__(self, o):
+        return self.v < self._val(o)
+
+    def __gt__(self, o):
+        return self.v > self._val(o)
+
+
+def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None):
+    """Attention by plain loops over numbers that count their own arithmetic.
+
+    Every entry of Q, K and V is wrapped in a number type that adds one to a
+    tally, for the current phase, whenever it is added, subtracted, multiplied,
+    divided or exponentiated. The loops are the textbook ones (an inner product
+    per score, a stable softmax per row, an inner product per output entry), so
+    the tally is an independent count to hold :func:`score_flops` against.
+    Pure Python: meant for small inputs (thousands of operations, not billions).
+
+    Parameters
+    ----------
+    Q : array_like, shape (T_q, d_k); K : (T_k, d_k); V : (T_k, d_v); real.
+    tau : float, default 1.0
+    scale : float, optional, default ``1 / sqrt(d_k)``
+
+    Returns
+    -------
+    (output, FlopCount)
+        ``output`` (T_q, d_v) float64, equal to ``attn.attention(Q, K, V, tau=tau,
+        scale=scale).output`` up to rounding; the counted operations by phase.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`attn.attention` for the shapes and values of Q, K, V and tau.
+    """
+    from ._validate import check_attention_inputs
+
+    Q, K, V, _, _, tau, _ = check_attention_inputs(Q, K, V, None, tau, "raise")
+    T_q, d_k = Q.shape
+    T_k, d_v = V.shape
+    c = (1.0 / math.sqrt(d_k) if scale is None else float(scale)) / tau
+    t = _Tally()
+    Qc = [[_Counted(x, t) for x in row] for row in Q.tolist()]
+    Kc = [[_Counted(x, t) for x in row] for row in K.tolist()]
+    Vc = [[_Counted(x, t) for x in row] for row in V.tolist()]
+    out = np.empty((T_q, d_v))
+    for i in range(T_q):
+        t.phase = "scores"
+        row = []
+        for j in range(T_k):
+            acc = 0.0
+            for a in range(d_k):
+                acc = acc + Qc[i][a] * Kc[j][a]  # 2 operations per term
+            row.append(acc)
+        t.phase = "scale"
+        row = [x * c for x in row]  # 1 per score
+        t.phase = "softmax"
+        m = max(row)  # comparisons only
+        e = [(x - m).exp() for x in row]  # 2 per score
+        total = 0.0
+        for x in e:
+            total = total + x  # 1 per score
+        w = [x / total for x in e]  # 1 per score
+        t.phase = "weighted_sum"
+        for b in range(d_v):
+            acc = 0.0
+            for j in range(T_k):
+                acc = acc + w[j] * Vc[j][b]  # 2 per term
+            out[i, b] = acc.v
+    return out, FlopCount(**t.counts)
+
+
+def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
+    """Bytes held by one (T_q, T_k) score (or weight) matrix: ``T_q * T_k * itemsize``.
+
+    Parameters
+    ----------
+    T_q, T_k : int, each >= 1
+    dtype : a NumPy floating dtype (or its name), default float64 (8 bytes; float32 4, float16 2)
+
+    Returns
+    -------
+    int, equal to ``attn.scores(Q, K).nbytes`` for Q (T_q, d_k) and K (T_k, d_k) of that dtype.
+
+    Raises
+    ------
+    ValueError
+        A count < 1; a dtype that NumPy does not know or that is not floating (naming it).
+    TypeError
+        A count that is not an integer.
+    """
+    T_q, T_k = _count("T_q", T_q), _count("T_k", T_k)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"dtype must be a NumPy floating dtype such as 'float32'; got {dtype!r}") from None
+    if not np.issubdtype(dt, np.floating):
+        raise ValueError(f"dtype must be a floating dtype (scores are real numbers); got {dt}")
+    return T_q * T_k * dt.itemsize
