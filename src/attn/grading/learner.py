@@ -1,0 +1,152 @@
+"""Generate the learners' copies of the exercise pages: the same notebook without the solutions.
+
+    python -m attn.grading.learner            # (re)write exercises/learner/*.md from exercises/*.md
+    python -m attn.grading.learner --check    # exit 1 if a copy is missing or out of date
+
+Rules, applied to each MyST notebook ``exercises/<name>.md`` (not ``index.md``):
+
+- dropped: cells tagged ``solution`` or ``book-only``; everything from a
+  ``{solution-start}`` directive to the end of its ``{solution-end}``
+  directive (markdown text and code cells alike), and any ``{solution}`` block;
+  the lines of the ``{exercise-start}``/``{exercise-end}`` directives and
+  ``(label)=`` targets (they only mean something inside the book);
+- kept, with the tags ``learner-only``, ``remove-cell`` and ``skip-execution``
+  removed: cells tagged ``learner-only`` (the book hides and skips them; this is
+  how a learner copy turns on :func:`attn.grading.record_progress`);
+- a short note is put first, saying where the copy comes from.
+
+The copies are listed nowhere in ``_toc.yml`` (the book builds only toc files).
+``tests/test_learner_copies.py`` checks they are in sync.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+SOLUTION_START = re.compile(r"^(?P<fence>:{3,}|`{3,})\{solution-start\}")
+SOLUTION_END = re.compile(r"^(?P<fence>:{3,}|`{3,})\{solution-end\}")
+SOLUTION_BLOCK = re.compile(r"^(?P<fence>:{3,}|`{3,})\{solution\}")
+EXERCISE_GATE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{exercise-(start|end)\}")
+LABEL = re.compile(r"^\([\w\-:.]+\)=\s*$")
+LEARNER_TAGS = {"learner-only", "remove-cell", "skip-execution"}
+
+
+def _note(source: str) -> str:
+    return (
+        f"*Your own copy of this problem, without the worked solution (generated from `{source}`). "
+        "Replace each `...` with your answer, run the cell, then run the `check` cell below it. "
+        "`hint(...)` gives one hint at a time; `progress()` shows how far you have come.*"
+    )
+
+
+class _Stripper:
+    """Walks the cells in order, remembering whether it is inside a solution block."""
+
+    def __init__(self):
+        self.in_solution = False
+        self.closing: str | None = None  # the fence that closes the directive being skipped
+
+    def markdown(self, text: str) -> str:
+        out = []
+        lines = iter(text.split("\n"))
+        for line in lines:
+            s = line.strip()
+            if self.closing is not None:  # inside a directive's header/body that we skip
+                if s == self.closing:
+                    self.closing = None
+                continue
+            if self.in_solution:
+                m = SOLUTION_END.match(s)
+                if m:
+                    self.in_solution = False
+                    self.closing = m["fence"]
+                continue
+            m = SOLUTION_START.match(s)
+            if m:
+                self.in_solution = True
+                continue
+            m = SOLUTION_BLOCK.match(s) or EXERCISE_GATE.match(s)
+            if m:
+                self.closing = m["fence"]
+                continue
+            if LABEL.match(s):
+                continue
+            out.append(line)
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def render(page: Path, root: Path) -> str:
+    """The learner copy of ``page`` as MyST Markdown text."""
+    import jupytext
+    from nbformat.v4 import new_markdown_cell
+
+    nb = jupytext.read(page)
+    strip = _Stripper()
+    cells = []
+    for cell in nb.cells:
+        tags = list(cell.get("metadata", {}).get("tags", []))
+        if cell.cell_type == "markdown":
+            text = strip.markdown(cell.source)
+            if text and not ({"solution", "book-only"} & set(tags)):
+                cell.source = text
+                cells.append(cell)
+            continue
+        if strip.in_solution or strip.closing is not None or {"solution", "book-only"} & set(tags):
+            continue
+        if "learner-only" in tags:
+            kept = [t for t in tags if t not in LEARNER_TAGS]
+            if kept:
+                cell.metadata["tags"] = kept
+            else:
+                cell.metadata.pop("tags", None)
+        cells.append(cell)
+    if strip.in_solution:
+        raise ValueError(f"{page}: a {{solution-start}} block is never closed by {{solution-end}}")
+    rel = page.relative_to(root).as_posix()
+    nb.cells = [new_markdown_cell(_note(rel))] + cells
+    for c in nb.cells:
+        c.pop("id", None)
+    text = jupytext.writes(nb, fmt="md:myst")
+    return re.sub(r"\n +jupytext_version: [^\n]*", "", text, count=1)  # stable across jupytext versions
+
+
+def pages(root: Path) -> list[Path]:
+    folder = root / "exercises"
+    return sorted(
+        p for p in folder.glob("*.md")
+        if p.name != "index.md" and p.read_text(encoding="utf-8").startswith("---\njupytext:")
+    )
+
+
+def copy_path(page: Path, root: Path) -> Path:
+    return root / "exercises" / "learner" / page.name
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default=".", help="the book's root folder (default: the current folder)")
+    ap.add_argument("--check", action="store_true", help="only report copies that are missing or out of date")
+    args = ap.parse_args(argv)
+    root = Path(args.root).resolve()
+    stale = []
+    for page in pages(root):
+        dest = copy_path(page, root)
+        text = render(page, root)
+        if dest.exists() and dest.read_text(encoding="utf-8") == text:
+            continue
+        if args.check:
+            stale.append(dest.relative_to(root).as_posix())
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(text, encoding="utf-8")
+            print(f"wrote {dest.relative_to(root)}")
+    if stale:
+        print("out of date (run python -m attn.grading.learner): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

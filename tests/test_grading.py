@@ -1,0 +1,253 @@
+"""The auto-grader: right answers pass, each typical mistake gets its own hint, junk never raises."""
+import math
+import os
+import re
+from pathlib import Path
+
+import jupytext
+import numpy as np
+import pytest
+
+os.environ["ATTN_GRADING_STRICT"] = "1"  # a bug in the checker must fail the tests, not become a Note
+os.environ["ATTN_PROGRESS"] = "off"
+
+from attn.grading import (  # noqa: E402
+    CORRECT, NOT_TRIED, NOT_YET, Feedback, Note, Report, check, get_item, hint, items, variant,
+)
+from attn.grading import learner  # noqa: E402
+from attn.grading.items import _hints_shown  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- independent references
+def softmax_rows(S):
+    """Written differently from attn.softmax: explicit loops over rows, math.exp."""
+    out = np.zeros_like(S, dtype=float)
+    for i, row in enumerate(S):
+        finite = [x for x in row if x != -math.inf]
+        m = max(finite)
+        e = [0.0 if x == -math.inf else math.exp(x - m) for x in row]
+        out[i] = [x / sum(e) for x in e]
+    return out
+
+
+def b01_by_hand():
+    """B01 by hand, as the solution explains it (d_k = 4, so divide by 2)."""
+    S = np.array([[0.5, 0.5, 1.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    W = softmax_rows(S)
+    V = np.array([[1, 0], [0, 2], [2, 1]], dtype=float)
+    return {"scores": S, "weights": W, "output": W @ V}
+
+
+# ----------------------------------------------------------------------------- the hint table
+# (item, part, how to make the wrong answer from Q, K, V and the right answers, expected mistake key)
+def _sm(S, axis=-1):
+    e = np.exp(S - S.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+HINT_TABLE = [
+    ("B01", "scores", lambda d, e: d.Q @ d.K.T, "forgot_scale"),
+    ("B01", "scores", lambda d, e: d.Q @ d.K.T / 4, "divided_by_dk"),
+    ("B01", "scores", lambda d, e: d.K @ d.Q.T / 2, "k_qt"),
+    ("B01", "scores", lambda d, e: -e["scores"], "sign"),
+    ("B01", "scores", lambda d, e: e["scores"][:, :2], "shape"),
+    ("B01", "weights", lambda d, e: _sm(e["scores"], axis=0), "columns"),
+    ("B01", "weights", lambda d, e: _sm(d.Q @ d.K.T), "forgot_scale"),
+    ("B01", "weights", lambda d, e: _sm(d.Q @ d.K.T / 4), "divided_by_dk"),
+    ("B01", "weights", lambda d, e: _sm(d.K @ d.Q.T / 2), "k_qt"),
+    ("B01", "weights", lambda d, e: e["weights"].T, "weights_t"),
+    ("B01", "weights", lambda d, e: e["scores"], "scores_not_weights"),
+    ("B01", "weights", lambda d, e: e["scores"] / e["scores"].sum(axis=1, keepdims=True), "no_exp"),
+    ("B01", "weights", lambda d, e: np.round(e["weights"], 1), "rounding"),
+    ("B01", "weights", lambda d, e: e["weights"] * 1.2, "rows_sum"),
+    ("B01", "weights", lambda d, e: e["weights"].ravel(), "shape"),
+    ("B01", "output", lambda d, e: e["weights"].T @ d.V, "weights_t"),
+    ("B01", "output", lambda d, e: _sm(e["scores"], axis=0) @ d.V, "columns"),
+    ("B01", "output", lambda d, e: _sm(d.Q @ d.K.T) @ d.V, "forgot_scale"),
+    ("B01", "output", lambda d, e: _sm(d.Q @ d.K.T / 4) @ d.V, "divided_by_dk"),
+    ("B01", "output", lambda d, e: e["scores"] @ d.V, "scores_times_v"),
+    ("B01", "output", lambda d, e: e["output"].T, "shape"),
+    ("B01", "output", lambda d, e: np.round(e["output"], 0), "rounding"),
+    ("B01", "output", lambda d, e: e["output"] * 2, "factor"),
+]
+
+
+@pytest.mark.parametrize("item_id, part, make, key", HINT_TABLE,
+                         ids=[f"{r[0]}-{r[1]}-{r[3]}" for r in HINT_TABLE])
+def test_hint_table(item_id, part, make, key):
+    it = get_item(item_id)
+    d = it.context()
+    wrong = make(d, it.expected())
+    fb = it.judge(part, wrong)
+    assert fb.status == NOT_YET and fb.mistake == key, str(fb)
+
+
+def test_every_declared_mistake_has_a_row_in_the_table():
+    declared = {(it.id, p.name, m.key) for it in items() if not it.seeded for p in it.parts for m in p.mistakes}
+    tabled = {(i, p, k) for i, p, _, k in HINT_TABLE}
+    assert declared <= tabled, sorted(declared - tabled)
+
+
+@pytest.mark.parametrize("item_id", [it.id for it in items() if not it.seeded])
+def test_declared_mistakes_are_recognised_and_distinct(item_id):
+    """Every declared wrong answer differs from the right one and is diagnosed as itself (or an earlier twin)."""
+    it = get_item(item_id)
+    ns = it.context()
+    for p in it.parts:
+        for m in p.mistakes:
+            fb = it.judge(p.name, m.answer(ns))
+            assert fb.status == NOT_YET, (p.name, m.key)
+            assert fb.mistake == m.key, (p.name, m.key, str(fb))
+
+
+# ----------------------------------------------------------------------------- right answers
+def test_b01_agrees_with_the_hand_computation():
+    exp = get_item("B01").expected()
+    for k, v in b01_by_hand().items():
+        np.testing.assert_allclose(exp[k], v, atol=1e-12)
+
+
+@pytest.mark.parametrize("form", ["exact", "rounded", "list", "float32", "int_scores"])
+def test_b01_solved_answers_pass(form):
+    sol = b01_by_hand()
+    if form == "rounded":
+        sol = {k: np.round(v, 2) for k, v in sol.items()}
+    elif form == "list":
+        sol = {k: np.round(v, 2).tolist() for k, v in sol.items()}
+    elif form == "float32":
+        sol = {k: v.astype(np.float32) for k, v in sol.items()}
+    elif form == "int_scores":
+        sol = {"scores": (b01_by_hand()["scores"] * 2).astype(int) / 2}
+    report = check("B01", **sol)
+    assert bool(report), str(report)
+
+
+def test_two_decimal_parts_accept_rounding_either_way_but_not_far_off():
+    it = get_item("B01")
+    w = it.expected()["weights"]
+    assert it.judge("weights", w + 0.009).correct
+    assert not it.judge("weights", w + 0.02).correct
+
+
+def test_check_reads_the_notebook_variable_by_name():
+    scores = b01_by_hand()["scores"]  # noqa: F841 (read by check through the caller's globals? no: locals)
+    globals()["weights"] = b01_by_hand()["weights"]
+    try:
+        assert check("B01", "weights").correct
+    finally:
+        del globals()["weights"]
+    fb = check("B01", "output")
+    assert fb.status == NOT_TRIED and "no variable `output`" in fb.message
+
+
+# ----------------------------------------------------------------------------- junk never raises
+JUNK = [
+    ..., None, "0.5", b"x", [[1, 2], [3]], [[..., 1, 2]], float("nan"), np.full((3, 3), np.nan),
+    np.full((3, 3), np.inf), np.zeros((3, 3), dtype=int), np.ones((3, 3), dtype=bool), [1, 2, 3], (1, 2),
+    np.ones((3, 3, 1)), np.ones(9), 1j * np.ones((3, 3)), {"a": 1}, lambda x: x, object(), [[None] * 3] * 3,
+    np.array(["a", "b", "c"]), np.empty((0, 3)), 0, -1e308, 1e308, [[]], np.ma.masked_all((3, 3)),
+]
+
+
+@pytest.mark.parametrize("junk", JUNK, ids=[type(j).__name__ + str(i) for i, j in enumerate(JUNK)])
+@pytest.mark.parametrize("part", ["scores", "weights", "output"])
+def test_junk_is_feedback_never_an_exception(junk, part):
+    fb = check("B01", **{part: junk})
+    assert isinstance(fb, Feedback)
+    assert fb.status in (NOT_TRIED, NOT_YET)
+    assert fb.message and str(fb) and fb._repr_html_()
+    if junk is Ellipsis:
+        assert fb.status == NOT_TRIED
+
+
+def test_wrong_shape_names_both_shapes_and_no_broadcasting_hides_it():
+    it = get_item("B01")
+    w = it.expected()["weights"]
+    for wrong in (w[0], w[:1], np.broadcast_to(w[0], (1, 3))):
+        fb = it.judge("weights", wrong)
+        assert fb.mistake == "shape" and str(np.shape(wrong)) in fb.message and "(3, 3)" in fb.message
+
+
+def test_messages_never_print_the_expected_array():
+    it = get_item("B01")
+    exp = it.expected()
+    numbers = {f"{x:.2f}" for v in exp.values() for x in np.ravel(v) if abs(x) not in (0.0, 0.5, 1.0, 2.0)}
+    ns = it.context()
+    answers = [m.answer(ns) for p in it.parts for m in p.mistakes] + JUNK + [np.zeros((3, 3))]
+    for p in it.parts:
+        for a in answers:
+            msg = it.judge(p.name, a).message
+            found = {n for n in numbers if n in msg}
+            assert not found, (p.name, msg)
+            assert "[[" not in msg
+
+
+def test_feedback_renders_as_text_and_html():
+    fb = get_item("B01").judge("scores", [[1, 2, 3], [4, 5, 6], [7, 8, "<b>"]])
+    assert "<b>" not in fb._repr_html_()  # escaped
+    assert repr(fb) == str(fb)
+    rep = check("B01", scores=..., weights=...)
+    assert isinstance(rep, Report) and len(rep) == 2 and not rep
+    assert rep._repr_html_().count("attn-feedback") == 2
+    assert "B01 weights" in str(rep)
+
+
+def test_unknown_item_or_part_is_a_note():
+    assert isinstance(check("Z99", scores=1), Note)
+    note = check("B01", score=1)
+    assert isinstance(note, Note) and "scores" in str(note)
+
+
+# ----------------------------------------------------------------------------- hints
+def test_hints_come_one_at_a_time():
+    _hints_shown.pop("B01", None)
+    n = len(get_item("B01").hints)
+    seen = [str(hint("B01")) for _ in range(n)]
+    assert [f"hint {i} of {n}" in s for i, s in enumerate(seen, 1)] == [True] * n
+    assert "no more hints" in str(hint("B01"))
+    assert "hint 2 of" in str(hint("B01", 2))
+    assert "no hint" in str(hint("B01", 99))
+
+
+# ----------------------------------------------------------------------------- pages and learner copies
+def _page_cells(name):
+    return jupytext.read(ROOT / "exercises" / f"{name}.md").cells
+
+
+def test_b01_page_uses_the_items_numbers():
+    src = next(c.source for c in _page_cells("b01-three-tokens") if c.cell_type == "code" and "Q = np.array" in c.source)
+    ns = {"np": np}
+    exec(src, ns)
+    d = get_item("B01").context()
+    for k in "QKV":
+        np.testing.assert_array_equal(ns[k], getattr(d, k))
+
+
+def test_learner_copies_are_in_sync():
+    assert learner.main(["--root", str(ROOT), "--check"]) == 0, "run: .venv/bin/python -m attn.grading.learner"
+
+
+@pytest.mark.parametrize("page", learner.pages(ROOT), ids=lambda p: p.stem)
+def test_learner_copy_holds_no_solution(page):
+    text = learner.copy_path(page, ROOT).read_text(encoding="utf-8")
+    assert "{solution" not in text and "[solution" not in text and "_sol" not in text
+    assert "record_progress()" in text
+    cells = jupytext.reads(text, fmt="md:myst").cells
+    answers = [c.source for c in cells if c.cell_type == "code" and re.match(r"^\w+ = \.\.\.", c.source)]
+    assert answers, "the learner copy must hold empty answer cells"
+
+
+def test_book_pages_hide_and_skip_the_recording_cell():
+    for page in learner.pages(ROOT):
+        for c in jupytext.read(page).cells:
+            if "record_progress()" in c.source and c.cell_type == "code" and "import" not in c.source:
+                assert {"remove-cell", "skip-execution", "learner-only"} <= set(c.metadata.get("tags", []))
+
+
+def test_learner_copies_are_not_in_the_toc():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    assert "exercises/learner" not in toc
+    for page in learner.pages(ROOT):
+        assert f"exercises/{page.stem}" in toc, page.stem
