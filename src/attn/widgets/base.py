@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import re
 from abc import ABC, abstractmethod
 from typing import Any, Iterable
 
@@ -98,6 +99,11 @@ class Explorer(ABC):
         self.update(**saved)
         alt = html.escape(f"{self.alt} Frames step {name} through {values[0]} … {values[-1]}.", quote=True)
         page = page.replace('<img id="', f'<img alt="{alt}" id="', 1)
+        # Offline and accessible: drop matplotlib's Font Awesome stylesheet link to a CDN (the book's
+        # theme ships the icons) and give the frame slider a name for screen readers.
+        page = re.sub(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">', "", page)
+        label = html.escape(f"Frame: {name}", quote=True)
+        page = page.replace('<input id="_anim_slider', f'<input aria-label="{label}" id="_anim_slider', 1)
         return HTML(page)
 
     def _repr_png_(self):  # lets `explorer` alone in a cell show its current figure
