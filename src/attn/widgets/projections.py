@@ -1,0 +1,146 @@
+"""Proposition 2's explorer: one token vector, three projections, and which of them reaches the output."""
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..attention import attention
+from ..wiring import project
+from .base import Explorer
+
+TOKEN_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito, as in Proposition 1's explorer
+Q_COLOUR, K_COLOUR, V_COLOUR = "#0072B2", "#D55E00", "#009E73"
+
+
+def rotation_scale(angle_deg: float, scale: float) -> np.ndarray:
+    """The 2×2 matrix ``W = scale · R(angle)`` that turns a row vector ``x`` (1, 2) by ``angle_deg``
+    degrees anticlockwise and stretches it by ``scale``: ``x @ W``. float64, shape (2, 2)."""
+    a = math.radians(angle_deg)
+    c, s = math.cos(a), math.sin(a)
+    return scale * np.array([[c, s], [-s, c]])  # (x1, x2) @ W = scale * (x1 c - x2 s, x1 s + x2 c)
+
+
+class ProjectionsExplorer(Explorer):
+    """Pick a token ``t`` and set ``W_Q``, ``W_K``, ``W_V`` as a rotation angle (degrees) and a scale each.
+
+    Four tokens live in the plane (d_model = d_k = d_v = 2), rows of ``X`` (4, 2).
+    Left: token ``x_t`` and its query ``q_t = x_t W_Q``, key ``k_t = x_t W_K`` and value ``v_t = x_t W_V``.
+    Middle: the weights token t puts on each token, softmax(q_t · k_j / √2), which W_V never touches.
+    Right: the value rows, their convex hull and the output ``o_t = Σ_j a_tj v_j``: only values get here.
+    """
+
+    X = np.array([[1.0, 0.2], [0.3, 1.0], [-0.9, 0.5], [-0.3, -0.9]])  # (T, d_model) = (4, 2)
+    defaults = {"token": 1, "angle_Q": 30.0, "angle_K": -30.0, "angle_V": 90.0,
+                "scale_Q": 1.6, "scale_K": 1.6, "scale_V": 1.2}
+    alt = ("Three panels. Left: one token vector in the plane with its query, key and value arrows, "
+           "three different linear images of the same vector. Middle: the weights this token's query puts "
+           "on the four tokens' keys, as bars. Right: the four value vectors, the region they enclose, and "
+           "the output, a star inside that region: the only vectors that reach the output are the values.")
+
+    def __init__(self, **params):
+        super().__init__(figsize=(10.5, 3.6), **params)
+
+    def update(self, **params):
+        # Refuse a bad token before storing it, so a failed move leaves the explorer as it was.
+        if "token" in params and params["token"] not in range(1, len(self.X) + 1):
+            raise ValueError(f"token must be 1 … {len(self.X)}; got {params['token']!r}")
+        return super().update(**params)
+
+    # -- the mathematics, in one place --------------------------------
+    def matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The current ``W_Q``, ``W_K``, ``W_V``, each (d_model, d) = (2, 2)."""
+        p = self.params
+        return (rotation_scale(p["angle_Q"], p["scale_Q"]), rotation_scale(p["angle_K"], p["scale_K"]),
+                rotation_scale(p["angle_V"], p["scale_V"]))
+
+    def compute(self) -> dict[str, np.ndarray]:
+        """Q, K, V (4, 2), the weights (4, 4) and the output (4, 2) for the current matrices."""
+        W_Q, W_K, W_V = self.matrices()
+        Q = project(self.X, W_Q, "X", "W_Q")  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
+        K = project(self.X, W_K, "X", "W_K")  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
+        V = project(self.X, W_V, "X", "W_V")  # (T, d_model) @ (d_model, d_v) -> (T, d_v)
+        out, A = attention(Q, K, V)
+        return {"Q": Q, "K": K, "V": V, "weights": A, "output": out}
+
+    # -- drawing --------------------------------------------------------
+    def _draw(self):
+        ax_x, ax_w, ax_v = self.fig.subplots(1, 3, width_ratios=[1, 0.9, 1])
+        self.ax_x, self.ax_w, self.ax_v = ax_x, ax_w, ax_v
+        for ax in (ax_x, ax_v):
+            ax.set_aspect("equal")
+            ax.axhline(0, color="0.85", lw=0.8)
+            ax.axvline(0, color="0.85", lw=0.8)
+            ax.set(xlim=(-3, 3), ylim=(-3, 3))
+        ax_x.scatter(self.X[:, 0], self.X[:, 1], s=25, c=TOKEN_COLOURS, zorder=2)
+        for j, (x, y) in enumerate(self.X):
+            ax_x.text(x + 0.1, y - 0.35, f"$x_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)
+        arrow = dict(arrowstyle="->", lw=2.2)
+        self.x_arrow = ax_x.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops={**arrow, "color": "0.45", "ls": "--"})
+        self.qkv_arrows = {name: ax_x.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops={**arrow, "color": c})
+                           for name, c in (("q", Q_COLOUR), ("k", K_COLOUR), ("v", V_COLOUR))}
+        self.qkv_labels = {name: ax_x.text(0, 0, "", color=c, fontsize=11, weight="bold")
+                           for name, c in (("q", Q_COLOUR), ("k", K_COLOUR), ("v", V_COLOUR))}
+
+        labels = [f"$k_{j + 1}$" for j in range(len(self.X))]
+        self.bars = ax_w.barh(labels, np.zeros(len(self.X)), color=TOKEN_COLOURS)
+        ax_w.invert_yaxis()
+        ax_w.set(xlim=(0, 1.2), xlabel="weight $a_{tj}$")
+        self.bar_text = [ax_w.text(0, j, "", va="center", fontsize=9) for j in range(len(self.X))]
+
+        ax_v.set_title("values and output: only $V$ gets here", fontsize=10)
+        (self.hull_line,) = ax_v.plot([], [], color="0.6", lw=1)
+        (self.hull_fill,) = ax_v.fill([0, 0, 0], [0, 0, 0], color="0.92", zorder=0)
+        self.value_dots = ax_v.scatter(np.zeros(len(self.X)), np.zeros(len(self.X)), s=50, c=TOKEN_COLOURS, zorder=2)
+        self.value_text = [ax_v.text(0, 0, f"$v_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)
+                           for j in range(len(self.X))]
+        (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", ls="none", zorder=3)
+
+    def _redraw(self):
+        t = int(self.params["token"]) - 1
+        if not 0 <= t < len(self.X):
+            raise ValueError(f"token must be 1 … {len(self.X)}; got {self.params['token']}")
+        r = self.compute()
+        vecs = {"x": self.X[t], "q": r["Q"][t], "k": r["K"][t], "v": r["V"][t]}
+        self.x_arrow.xy = tuple(vecs["x"])
+        for name in ("q", "k", "v"):
+            self.qkv_arrows[name].xy = tuple(vecs[name])
+            self.qkv_labels[name].set_position(vecs[name] * 1.08 + 0.05)
+            self.qkv_labels[name].set_text(f"${name}_{t + 1}$")
+        self.ax_x.set_title(f"token $x_{t + 1}$ and its $q$, $k$, $v$", fontsize=10)
+
+        a = r["weights"][t]
+        for j, (bar, text, w) in enumerate(zip(self.bars, self.bar_text, a)):
+            bar.set_width(w)
+            text.set_position((w + 0.02, j))
+            text.set_text(f"{w:.2f}")
+        self.ax_w.set_title(rf"weights of $q_{t + 1}$: softmax$(q_{t + 1}\cdot k_j/\sqrt{{2}})$", fontsize=10)
+
+        V = r["V"]
+        order = np.argsort(np.arctan2(V[:, 1] - V[:, 1].mean(), V[:, 0] - V[:, 0].mean()))
+        ring = V[np.r_[order, order[:1]]]  # the four values in angular order: their hull (they are in convex position)
+        self.hull_line.set_data(ring[:, 0], ring[:, 1])
+        self.hull_fill.set_xy(ring)
+        self.value_dots.set_offsets(V)
+        self.value_dots.set_sizes(30 + 300 * a)
+        for text, v in zip(self.value_text, V):
+            text.set_position(v + 0.12)
+        o = r["output"][t]
+        self.out_dot.set_data([o[0]], [o[1]])
+        self.result = {"token": t, "q": vecs["q"], "k": vecs["k"], "v": vecs["v"], "weights": a, "output": o}
+
+    def controls(self):
+        angle = dict(min=-180.0, max=180.0, step=5.0, continuous_update=True, readout_format=".0f")
+        scale = dict(min=0.0, max=2.5, step=0.1, continuous_update=True, readout_format=".1f")
+        p = self.params
+        return {
+            "token": widgets.Dropdown(options=[(f"x{j + 1}", j + 1) for j in range(len(self.X))], value=p["token"],
+                                      description="token"),
+            "angle_Q": widgets.FloatSlider(value=p["angle_Q"], description="W_Q turn °", **angle),
+            "scale_Q": widgets.FloatSlider(value=p["scale_Q"], description="W_Q scale", **scale),
+            "angle_K": widgets.FloatSlider(value=p["angle_K"], description="W_K turn °", **angle),
+            "scale_K": widgets.FloatSlider(value=p["scale_K"], description="W_K scale", **scale),
+            "angle_V": widgets.FloatSlider(value=p["angle_V"], description="W_V turn °", **angle),
+            "scale_V": widgets.FloatSlider(value=p["scale_V"], description="W_V scale", **scale),
+        }

@@ -1,0 +1,141 @@
+"""Proposition 3's explorer: what the 1/√d_k divisor does to the scores, the weights and the softmax's gradient."""
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..calculus import random_logits, softmax_jacobian_norm
+from ..softmax import softmax
+from .base import Explorer
+
+UNSCALED, SCALED = "#D55E00", "#0072B2"  # Okabe-Ito vermilion and blue
+D_K_GRID = tuple(2**i for i in range(11))  # 1, 2, 4, …, 1024
+
+
+def saturation_curves(d_ks, T: int = 8, n: int = 1000, seed: int = 0) -> dict[str, np.ndarray]:
+    """For each d_k: mean largest weight and median softmax-Jacobian norm, unscaled and scaled.
+
+    One query against ``T`` keys, ``n`` draws, entries N(0, 1); the scaled scores are the unscaled
+    ones divided by √d_k (the same draws). Returns arrays of shape (len(d_ks),) under the keys
+    ``d_k``, ``max_weight_unscaled``, ``max_weight_scaled``, ``grad_unscaled``, ``grad_scaled``.
+    """
+    d_ks = np.asarray(d_ks, dtype=int)
+    out = {k: np.empty(len(d_ks)) for k in ("max_weight_unscaled", "max_weight_scaled", "grad_unscaled", "grad_scaled")}
+    for i, d in enumerate(d_ks):
+        x = random_logits(int(d), T_k=T, n=n, scaled=False, rng=seed + int(d))  # (n, T)
+        for name, logits in (("unscaled", x), ("scaled", x / math.sqrt(d))):
+            s = softmax(logits)  # (n, T), rows sum to 1
+            out[f"max_weight_{name}"][i] = s.max(axis=1).mean()
+            out[f"grad_{name}"][i] = np.median(softmax_jacobian_norm(s))
+    out["d_k"] = d_ks
+    return out
+
+
+class ScalingExplorer(Explorer):
+    """A ``d_k`` slider (1 … 1024): the spread of ``q · k`` with and without the divisor, and what follows.
+
+    Top left: histograms of ``q · k`` and ``q · k / √d_k`` for random unit-variance q, k.
+    Top right: a typical query's weights over T = 8 keys (the draw with the median largest weight),
+    unscaled and scaled.
+    Bottom: the mean largest weight and the median gradient norm ``‖diag(s) − s sᵀ‖_F`` against d_k,
+    with the current d_k marked.
+    """
+
+    defaults = {"d_k": 64}
+    T = 8
+    n_hist = 1000  # draws of one query against T keys for the histograms
+    edges = np.arange(-100.0, 100.5, 1.0)
+    alt = ("Four panels. Top left: two histograms of dot products of random vectors: without the divisor the "
+           "spread grows with the width d_k, with it the spread stays near 1. Top right: one query's eight "
+           "softmax weights with and without the divisor; without it one weight takes almost everything. "
+           "Bottom left: the average largest weight against d_k, rising towards 1 without the divisor and flat "
+           "with it. Bottom right: the typical size of the softmax's gradient against d_k on log axes, "
+           "collapsing without the divisor and flat with it.")
+
+    def __init__(self, **params):
+        self.curves = saturation_curves(D_K_GRID, T=self.T)
+        super().__init__(figsize=(10, 6.4), **params)
+
+    def update(self, **params):
+        # Refuse a bad width before storing it, so a failed move leaves the explorer as it was.
+        if "d_k" in params and params["d_k"] not in D_K_GRID:
+            raise ValueError(f"d_k must be one of {D_K_GRID}; got {params['d_k']!r}")
+        return super().update(**params)
+
+    def _draw(self):
+        (ax_h, ax_w), (ax_m, ax_g) = self.fig.subplots(2, 2)
+        self.ax_h, self.ax_w, self.ax_m, self.ax_g = ax_h, ax_w, ax_m, ax_g
+        zeros = np.zeros(len(self.edges) - 1)
+        self.hist_unscaled = ax_h.stairs(zeros, self.edges, fill=True, alpha=0.45, color=UNSCALED,
+                                         label=r"$q\cdot k$")
+        self.hist_scaled = ax_h.stairs(zeros, self.edges, fill=True, alpha=0.6, color=SCALED,
+                                       label=r"$q\cdot k/\sqrt{d_k}$")
+        ax_h.set(xlim=(-100, 100), ylim=(0, 0.5), xlabel="score", ylabel="fraction per unit")
+        ax_h.legend(loc="upper right", fontsize=8)
+        self.std_text = ax_h.text(0.02, 0.95, "", transform=ax_h.transAxes, va="top", fontsize=8)
+
+        pos = np.arange(self.T)
+        self.bars_unscaled = ax_w.bar(pos - 0.2, np.zeros(self.T), width=0.4, color=UNSCALED, label="unscaled")
+        self.bars_scaled = ax_w.bar(pos + 0.2, np.zeros(self.T), width=0.4, color=SCALED, label=r"$/\sqrt{d_k}$")
+        ax_w.set(ylim=(0, 1.05), xticks=pos, xticklabels=[f"$k_{j + 1}$" for j in pos], ylabel="weight")
+        ax_w.legend(loc="upper right", fontsize=8)
+
+        c = self.curves
+        for ax in (ax_m, ax_g):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("$d_k$")
+        ax_m.plot(c["d_k"], c["max_weight_unscaled"], "o-", color=UNSCALED, ms=3, label="unscaled")
+        ax_m.plot(c["d_k"], c["max_weight_scaled"], "o-", color=SCALED, ms=3, label=r"$/\sqrt{d_k}$")
+        ax_m.axhline(1 / self.T, color="0.7", ls=":", lw=1)
+        ax_m.set(ylim=(0, 1.05), ylabel="mean largest weight", title=f"largest of {self.T} weights (average)")
+        ax_m.legend(loc="center right", fontsize=8)
+        ax_g.set_yscale("log")
+        ax_g.plot(c["d_k"], c["grad_unscaled"], "o-", color=UNSCALED, ms=3, label="unscaled")
+        ax_g.plot(c["d_k"], c["grad_scaled"], "o-", color=SCALED, ms=3, label=r"$/\sqrt{d_k}$")
+        ax_g.set(ylabel=r"median $\|\mathrm{diag}(s)-ss^\top\|_F$", title="gradient through the softmax")
+        ax_g.legend(loc="lower left", fontsize=8)
+        (self.mark_m,) = ax_m.plot([], [], "o", ms=9, mfc="none", mec="black", mew=1.5)
+        (self.mark_g,) = ax_g.plot([], [], "o", ms=9, mfc="none", mec="black", mew=1.5)
+        self.vline_m = ax_m.axvline(1, color="0.5", lw=0.8)
+        self.vline_g = ax_g.axvline(1, color="0.5", lw=0.8)
+
+    def _redraw(self):
+        d = int(self.params["d_k"])
+        if d not in D_K_GRID:
+            raise ValueError(f"d_k must be one of {D_K_GRID}; got {self.params['d_k']!r}")
+        x = random_logits(d, T_k=self.T, n=self.n_hist, scaled=False, rng=d)  # (n_hist, T), unscaled
+        xs = x / math.sqrt(d)  # the same draws, divided by √d_k
+        width = np.diff(self.edges)
+        h_u = np.histogram(x, self.edges)[0] / (x.size * width)  # density: area 1 (within the axis range)
+        h_s = np.histogram(xs, self.edges)[0] / (xs.size * width)
+        self.hist_unscaled.set_data(h_u, self.edges)
+        self.hist_scaled.set_data(h_s, self.edges)
+        self.std_text.set_text(f"std of $q\\cdot k$: {x.std():.1f}  ($\\sqrt{{d_k}}$ = {math.sqrt(d):.1f})\n"
+                               f"std of $q\\cdot k/\\sqrt{{d_k}}$: {xs.std():.2f}")
+        self.ax_h.set_title(f"spread of the scores, $d_k$ = {d}", fontsize=10)
+
+        w_u = softmax(x)  # (n_hist, T)
+        typical = int(np.argsort(w_u.max(axis=1))[len(w_u) // 2])  # the draw with the median largest weight
+        s_u, s_s = w_u[typical], softmax(xs[typical])  # one typical query's T weights
+        for bar, h in zip(self.bars_unscaled, s_u):
+            bar.set_height(h)
+        for bar, h in zip(self.bars_scaled, s_s):
+            bar.set_height(h)
+        self.ax_w.set_title(f"a typical query: largest weight {s_u.max():.2f} unscaled, {s_s.max():.2f} scaled",
+                            fontsize=10)
+
+        i = D_K_GRID.index(d)
+        c = self.curves
+        self.mark_m.set_data([d, d], [c["max_weight_unscaled"][i], c["max_weight_scaled"][i]])
+        self.mark_g.set_data([d, d], [c["grad_unscaled"][i], c["grad_scaled"][i]])
+        self.vline_m.set_xdata([d, d])
+        self.vline_g.set_xdata([d, d])
+        self.result = {"d_k": d, "std_unscaled": float(x.std()), "std_scaled": float(xs.std()),
+                       "weights_unscaled": s_u, "weights_scaled": s_s,
+                       "hist_unscaled": h_u, "hist_scaled": h_s}
+
+    def controls(self):
+        return {"d_k": widgets.SelectionSlider(options=list(D_K_GRID), value=int(self.params["d_k"]), description="d_k",
+                                               continuous_update=False)}

@@ -1,0 +1,102 @@
+"""The temperature explorer: one row of scores through softmax(x / τ), from one-hot to uniform, with the entropy."""
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+
+from .._validate import check_tau
+from ..attention import scores
+from ..calculus import entropy
+from ..softmax import softmax
+from ..examples import figure3
+from .base import Explorer
+
+BAR = "#0072B2"
+TAU_MIN, TAU_MAX = 1e-2, 1e2  # the slider's range; the entropy curve covers it
+
+
+class TemperatureExplorer(Explorer):
+    """A τ slider (log scale) over one row of scores ``x`` (T,): the weights softmax(x / τ) and their entropy.
+
+    Left: the T weights as bars; the largest score's bar is outlined. Right: the entropy H(τ) in nats
+    against τ (log axis), between 0 (one-hot, τ → 0) and log T (uniform, τ → ∞), with the current τ marked.
+
+    ``scores`` defaults to the chapter's Figure 3 row, q · k_j / √2 (weights 0.06, 0.61, 0.09, 0.24 at τ = 1).
+    ``labels`` name the keys (default k₁ … k_T). ``marks`` is an optional dict label -> τ drawn as
+    vertical lines on the entropy curve (for example ``{"τ = √d_k": 8.0}``).
+    """
+
+    defaults = {"tau": 1.0}
+    alt = ("Two panels. Left: the softmax weights of one row of scores at temperature tau, as bars. "
+           "Right: the entropy of those weights against tau on a logarithmic axis, rising from 0 (all weight "
+           "on the largest score) to log T (every key weighted equally), with the current tau marked.")
+
+    def __init__(self, scores_row=None, labels=None, marks=None, **params):
+        if scores_row is None:
+            q, K, _ = figure3()
+            scores_row = scores(q, K)[0]  # (1, 2) @ (2, 4) / √2 -> (4,)
+        x = np.asarray(scores_row, dtype=float)
+        if x.ndim != 1 or x.size < 2 or not np.isfinite(x).all():
+            raise ValueError(f"scores_row must be a finite vector of at least 2 scores; got shape {x.shape}")
+        self.x = x
+        self.labels = list(labels) if labels is not None else [f"$k_{{{j + 1}}}$" for j in range(x.size)]
+        if len(self.labels) != x.size:
+            raise ValueError(f"labels has {len(self.labels)} names for {x.size} scores")
+        self.marks = dict(marks or {})
+        self.taus = np.logspace(math.log10(TAU_MIN), math.log10(TAU_MAX), 161)
+        self.entropy_curve = entropy(softmax(self.x[None, :] / self.taus[:, None]))  # (161,)
+        super().__init__(figsize=(9, 3.4), **params)
+
+    def update(self, **params):
+        # Refuse a bad τ before storing it, so a failed move leaves the explorer as it was.
+        if "tau" in params:
+            check_tau(params["tau"])
+        return super().update(**params)
+
+    def _draw(self):
+        ax_w, ax_h = self.fig.subplots(1, 2, width_ratios=[1.1, 1])
+        self.ax_w, self.ax_h = ax_w, ax_h
+        T = self.x.size
+        pos = np.arange(T)
+        top = int(np.argmax(self.x))
+        self.bars = ax_w.bar(pos, np.zeros(T), color=BAR, edgecolor=["black" if j == top else BAR for j in pos],
+                             linewidth=1.5)
+        ax_w.axhline(1 / T, color="0.6", ls=":", lw=1)
+        ax_w.text(T - 0.5, 1 / T + 0.02, "uniform 1/T", ha="right", fontsize=8, color="0.4")
+        ax_w.set(ylim=(0, 1.08), xticks=pos, ylabel="weight")
+        ax_w.set_xticklabels(self.labels, fontsize=8 if T > 8 else 10)
+        self.bar_text = [ax_w.text(j, 0, "", ha="center", fontsize=8) for j in pos] if T <= 12 else []
+
+        ax_h.plot(self.taus, self.entropy_curve, color=BAR)
+        ax_h.set_xscale("log")
+        ax_h.axhline(0, color="0.6", ls=":", lw=1)
+        ax_h.axhline(math.log(T), color="0.6", ls=":", lw=1)
+        ax_h.text(TAU_MIN * 1.3, math.log(T) - 0.12, "log T: uniform", fontsize=8, color="0.4", va="top")
+        ax_h.text(TAU_MAX / 1.3, 0.05, "0: one-hot", fontsize=8, color="0.4", ha="right")
+        for name, tau in self.marks.items():
+            ax_h.axvline(tau, color="0.5", ls="--", lw=0.8)
+            ax_h.text(tau * 1.1, 0.5 * math.log(T), name, fontsize=8, rotation=90, va="center")
+        ax_h.set(xlim=(TAU_MIN, TAU_MAX), ylim=(-0.08, math.log(T) * 1.1), xlabel=r"temperature $\tau$",
+                 ylabel="entropy $H$ (nats)")
+        (self.marker,) = ax_h.plot([], [], "o", color="black", ms=7)
+
+    def _redraw(self):
+        tau = float(self.params["tau"])
+        w = softmax(self.x, tau=tau)  # validates τ > 0
+        H = float(entropy(w))
+        for bar, wi in zip(self.bars, w):
+            bar.set_height(wi)
+        for j, (text, wi) in enumerate(zip(self.bar_text, w)):
+            text.set_position((j, wi + 0.02))
+            text.set_text(f"{wi:.2f}")
+        self.marker.set_data([tau], [H])
+        self.ax_w.set_title(rf"softmax$(x/\tau)$ at $\tau$ = {tau:.3g}", fontsize=10)
+        self.ax_h.set_title(f"entropy {H:.2f} nats (max log T = {math.log(self.x.size):.2f})", fontsize=10)
+        self.result = {"tau": tau, "weights": w, "entropy": H}
+
+    def controls(self):
+        return {"tau": widgets.FloatLogSlider(value=float(self.params["tau"]), base=10, min=math.log10(TAU_MIN),
+                                              max=math.log10(TAU_MAX), step=0.05, description="τ",
+                                              readout_format=".3g", continuous_update=True)}
