@@ -1,0 +1,85 @@
+"""Proposition 5's explorer: the measured time and memory of the score matrix against T, on log-log axes."""
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ..scaling import fit_loglog_slope, measure_attention, measure_score_matrix
+from .base import Explorer
+
+NAIVE, BLOCKED = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion
+
+
+class QuadraticCostExplorer(Explorer):
+    """Pick a sequence length ``T``; see where it sits on the measured cost curves.
+
+    Left: seconds to form the score matrix Q Kᵀ/√d_k (T×T) against T, with the fitted log-log
+    slope. Right: peak memory of full attention (slope about 2) and of blocked attention (slope
+    about 1). All points are measured once, when the explorer is made, on ``T_values``; moving the
+    slider only moves the marker and the labels, so it costs no measurement.
+    """
+
+    defaults = {"T": 512}
+    alt = ("Two log-log plots against the sequence length T. Left: the measured time to build the T by T score "
+           "matrix, points on a straight line of slope about 2. Right: peak memory of full attention, slope about 2, "
+           "and of blocked attention, slope about 1. A marker shows the selected T.")
+
+    def __init__(self, T_values=(128, 256, 512, 1024, 2048), d_k: int = 64, block_size: int = 64,
+                 repeats: int = 5, **params):
+        self.T_values = np.asarray(T_values)
+        self.d_k = d_k
+        # One BLAS thread: on a shared machine, multi-threaded timings of small products are mostly noise.
+        with threadpool_limits(limits=1):
+            self.time = measure_score_matrix(self.T_values, d_k=d_k, repeats=repeats)
+        self.naive = measure_attention(self.T_values, d_k=d_k, repeats=1)
+        self.blocked = measure_attention(self.T_values, d_k=d_k, repeats=1, blocked=True, block_size=block_size)
+        self.fit_time = fit_loglog_slope(self.time.T, self.time.seconds)
+        self.fit_naive = fit_loglog_slope(self.naive.T, self.naive.peak_bytes)
+        self.fit_blocked = fit_loglog_slope(self.blocked.T, self.blocked.peak_bytes)
+        super().__init__(figsize=(9, 3.6), **params)
+
+    def _draw(self):
+        ax_t, ax_m = self.fig.subplots(1, 2)
+        self.ax_t, self.ax_m = ax_t, ax_m
+        T = self.T_values
+        ax_t.loglog(T, self.time.seconds * 1e3, "o", color=NAIVE, label="measured")
+        ax_t.loglog(T, self.fit_time.predict(T) * 1e3, "-", color=NAIVE, alpha=0.6,
+                    label=f"fit: slope {self.fit_time.slope:.2f}")
+        ax_t.set(xlabel="sequence length $T$", ylabel="time to form $QK^\\top/\\sqrt{d_k}$ (ms)",
+                 title="time")
+        ax_m.loglog(T, self.naive.peak_bytes / 2**20, "o", color=NAIVE,
+                    label=f"full attention: slope {self.fit_naive.slope:.2f}")
+        ax_m.loglog(T, self.blocked.peak_bytes / 2**20, "s", color=BLOCKED,
+                    label=f"blocked: slope {self.fit_blocked.slope:.2f}")
+        ax_m.loglog(T, self.fit_naive.predict(T) / 2**20, "-", color=NAIVE, alpha=0.6)
+        ax_m.loglog(T, self.fit_blocked.predict(T) / 2**20, "--", color=BLOCKED, alpha=0.6)
+        ax_m.set(xlabel="sequence length $T$", ylabel="peak memory (MiB)", title="memory")
+        for ax in (ax_t, ax_m):
+            ax.legend(loc="upper left", fontsize=8)
+            ax.grid(True, which="major", alpha=0.3)
+        self.vlines = [ax.axvline(T[0], color="0.4", lw=1, ls=":") for ax in (ax_t, ax_m)]
+        (self.marker_t,) = ax_t.plot([], [], "o", ms=12, mfc="none", mec="black", mew=2)
+        (self.marker_m,) = ax_m.plot([], [], "o", ms=12, mfc="none", mec="black", mew=2)
+        self.note = self.fig.suptitle("")
+
+    def _redraw(self):
+        T = int(self.params["T"])
+        i = int(np.argmin(np.abs(np.log(self.T_values) - np.log(T))))  # nearest measured length
+        T = int(self.T_values[i])
+        for line in self.vlines:
+            line.set_xdata([T, T])
+        self.marker_t.set_data([T], [self.time.seconds[i] * 1e3])
+        self.marker_m.set_data([T], [self.naive.peak_bytes[i] / 2**20])
+        self.note.set_text(
+            f"T = {T}: the score matrix has T² = {T * T:,} entries ({self.time.score_bytes[i] / 2**20:.1f} MiB), "
+            f"formed in {self.time.seconds[i] * 1e3:.2f} ms"
+        )
+        self.selected = i
+
+    def controls(self):
+        return {"T": widgets.SelectionSlider(options=[int(t) for t in self.T_values], value=self._nearest(),
+                                             description="T", continuous_update=False)}
+
+    def _nearest(self) -> int:
+        return int(self.T_values[int(np.argmin(np.abs(self.T_values - self.params["T"])))])
