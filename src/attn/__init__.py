@@ -7,6 +7,7 @@ ipywidgets themselves, so ``import attn`` pulls in NumPy only.
 from .attention import Attention, attention, scores
 from .blocked import BlockedAttention, blocked_attention
 from .masks import causal_mask
+from .multihead import MultiHeadAttention, merge_heads, multi_head_attention, split_heads
 from .softmax import log_softmax, logsumexp, softmax
 from .wiring import attention_block, cross_attention, project, self_attention
 
@@ -20,9 +21,13 @@ __all__ = [
     "cross_attention",
     "log_softmax",
     "logsumexp",
+    "merge_heads",
+    "multi_head_attention",
+    "MultiHeadAttention",
     "project",
     "scores",
     "self_attention",
     "softmax",
+    "split_heads",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,181 @@
+"""Multi-head self-attention by splitting heads (NumPy only).
+
+Row convention as in the rest of :mod:`attn`: a sequence is a matrix X of shape
+(T, d_model), one row per token. Heads are stacked along a new leading axis,
+so the h heads of a (T, h·d_k) matrix form an array of shape (h, T, d_k).
+
+References
+----------
+Vaswani et al. (2017), "Attention is all you need", §3.2.2 (multi-head attention):
+MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O with head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validate import as_float_array, check_finite, check_mask
+from .softmax import softmax
+from .wiring import project
+
+
+class MultiHeadAttention(NamedTuple):
+    """What :func:`multi_head_attention` returns; unpacks as ``output, weights = ...``."""
+
+    output: np.ndarray  #: (T, d_out): the merged heads times W_O
+    weights: np.ndarray  #: (h, T, T): weights[a, i, j] is how much query i of head a reads key j
+
+
+def _heads(h) -> int:
+    try:
+        h = operator.index(h)
+    except TypeError:
+        raise TypeError(f"the number of heads h must be an integer; got {h!r}") from None
+    if h < 1:
+        raise ValueError(f"the number of heads h must be at least 1; got {h}")
+    return h
+
+
+def _per_head_width(name: str, width: int, h: int) -> int:
+    if width % h:
+        raise ValueError(
+            f"{name} has width {width}, which h = {h} heads cannot split evenly: "
+            f"the width must be h times the per-head width (d_model = h · d_k), and {width} is not divisible by {h}"
+        )
+    return width // h
+
+
+def split_heads(X, h: int) -> np.ndarray:
+    """Split the columns of X into h heads: (T, d_model) -> (h, T, d_k), d_k = d_model / h.
+
+    Head a, row t is ``X[t, a*d_k:(a+1)*d_k]``: the a-th block of token t's features.
+    It takes a reshape *then* a transpose: ``X.reshape(T, h, d_k).transpose(1, 0, 2)``.
+    Reshaping straight to (h, T, d_k) would cut the flattened matrix in the wrong order
+    and mix tokens into the wrong rows.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, d_model), real
+    h : int >= 1, number of heads; must divide d_model.
+
+    Returns
+    -------
+    ndarray, shape (h, T, d_k), X's float dtype (integers give float64).
+
+    Raises
+    ------
+    ValueError
+        X is not a non-empty matrix (its shape is named); h < 1; d_model not divisible by h.
+    TypeError
+        X is not real-valued, or h is not an integer.
+    """
+    h = _heads(h)
+    X = as_float_array("X", X, ndim=2)
+    T, d_model = X.shape
+    d_k = _per_head_width("X", d_model, h)
+    return X.reshape(T, h, d_k).transpose(1, 0, 2)  # (T, d_model) -> (T, h, d_k) -> (h, T, d_k)
+
+
+def merge_heads(H) -> np.ndarray:
+    """Inverse of :func:`split_heads`: (h, T, d_k) -> (T, h·d_k), heads side by side.
+
+    Row t is ``concat(H[0, t], H[1, t], …, H[h-1, t])`` (the Concat of Vaswani et al. §3.2.2).
+
+    Raises
+    ------
+    ValueError
+        H is not a non-empty 3-dimensional array (its shape is named).
+    TypeError
+        H is not real-valued.
+    """
+    H = as_float_array("H", H, ndim=3)
+    h, T, d_k = H.shape
+    return H.transpose(1, 0, 2).reshape(T, h * d_k)  # (h, T, d_k) -> (T, h, d_k) -> (T, h·d_k)
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, h: int, mask=None) -> MultiHeadAttention:
+    r"""Multi-head self-attention: h scaled dot-product heads on one sequence, concatenated, then W_O.
+
+    .. math::
+        Q = X W_Q,\ K = X W_K,\ V = X W_V;\quad
+        \text{head}_a = \operatorname{softmax}\!\big(Q_a K_a^\top / \sqrt{d_k}\big) V_a;\quad
+        \text{output} = [\text{head}_1, \dots, \text{head}_h]\, W_O
+
+    where :math:`Q_a` is the a-th block of d_k columns of Q (likewise K_a, V_a with d_v).
+    Stacking the h per-head matrices :math:`W_a^Q` (d_model, d_k) side by side gives W_Q.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, d_model), real
+    W_Q, W_K : array_like, shape (d_model, h·d_k), real
+    W_V : array_like, shape (d_model, h·d_v), real
+    W_O : array_like, shape (h·d_v, d_out), real (usually d_out = d_model)
+    h : int >= 1
+        Number of heads; must divide the widths of W_Q, W_K and W_V.
+    mask : array_like of bool, shape (T, T), optional
+        ``mask[i, j] = True``: query i may read key j, in every head (as in :func:`attn.attention`).
+
+    Returns
+    -------
+    MultiHeadAttention(output, weights)
+        ``output`` (T, d_out) and ``weights`` (h, T, T), in the inputs' float dtype;
+        each row of each head's weights sums to 1.
+
+    Raises
+    ------
+    ValueError
+        An argument is not a non-empty matrix; inner widths disagree (both shapes named);
+        W_Q and W_K differ in width; a width not divisible by h; W_O's rows differ from
+        W_V's width; a mask of the wrong shape; a query row whose keys are all masked;
+        NaN or inf in X or a weight matrix; h < 1.
+    TypeError
+        A non-real input, a non-boolean mask, or a non-integer h.
+
+    References
+    ----------
+    Vaswani et al. (2017), §3.2.2 (multi-head attention) and eq. (1) (each head).
+    """
+    h = _heads(h)
+    X = as_float_array("X", X, ndim=2)
+    W_Q = as_float_array("W_Q", W_Q, ndim=2)
+    W_K = as_float_array("W_K", W_K, ndim=2)
+    W_V = as_float_array("W_V", W_V, ndim=2)
+    W_O = as_float_array("W_O", W_O, ndim=2)
+    for name, arr in (("X", X), ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        check_finite(name, arr)
+    if W_Q.shape[1] != W_K.shape[1]:
+        raise ValueError(
+            f"W_Q has shape {W_Q.shape} and W_K has shape {W_K.shape}: queries and keys must share "
+            f"the width h·d_k (got {W_Q.shape[1]} and {W_K.shape[1]})"
+        )
+    d_k = _per_head_width("W_Q", W_Q.shape[1], h)
+    _per_head_width("W_V", W_V.shape[1], h)
+    if W_O.shape[0] != W_V.shape[1]:
+        raise ValueError(
+            f"W_V has shape {W_V.shape} and W_O has shape {W_O.shape}: the merged heads have width "
+            f"h·d_v = {W_V.shape[1]}, so W_O needs {W_V.shape[1]} rows (got {W_O.shape[0]})"
+        )
+    T = X.shape[0]
+    if mask is not None:
+        mask = check_mask(mask, (T, T))
+        empty = ~mask.any(axis=1)
+        if empty.any():
+            raise ValueError(
+                f"query row(s) {np.flatnonzero(empty).tolist()} may read no key: every entry of mask "
+                "in those rows is False"
+            )
+
+    Q = split_heads(project(X, W_Q, "X", "W_Q"), h)  # (T, h·d_k) -> (h, T, d_k)
+    K = split_heads(project(X, W_K, "X", "W_K"), h)  # (T, h·d_k) -> (h, T, d_k)
+    V = split_heads(project(X, W_V, "X", "W_V"), h)  # (T, h·d_v) -> (h, T, d_v)
+    S = (Q @ K.transpose(0, 2, 1)) * (1.0 / math.sqrt(d_k))  # (h, T, d_k) @ (h, d_k, T) -> (h, T, T)
+    if mask is not None:
+        S = np.where(mask[None, :, :], S, -np.inf)  # the same mask in every head
+    weights = softmax(S, axis=-1)  # (h, T, T), each row sums to 1
+    heads = weights @ V  # (h, T, T) @ (h, T, d_v) -> (h, T, d_v)
+    output = merge_heads(heads) @ W_O  # (T, h·d_v) @ (h·d_v, d_out) -> (T, d_out)
+    dtype = np.result_type(X, W_Q, W_K, W_V, W_O)
+    return MultiHeadAttention(output.astype(dtype, copy=False), weights.astype(dtype, copy=False))

@@ -1,0 +1,204 @@
+"""The claims of the Practice strand (chapters/practice-*.md), each as a unit test.
+
+The naive implementations are written out here on purpose: they are the broken code the pages show.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import attn
+
+
+def attention_np(Q, K, V, mask=None, shift=True):
+    S = Q @ K.T / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        S = np.where(mask, S, -np.inf)
+    if shift:
+        S = S - S.max(axis=-1, keepdims=True)
+    W = np.exp(S)
+    W = W / W.sum(axis=-1, keepdims=True)
+    return W @ V, W
+
+
+def jacobian_fro(w):
+    J = w[:, :, None] * np.eye(w.shape[1]) - w[:, :, None] * w[:, None, :]
+    return np.sqrt((J**2).sum(axis=(1, 2)))
+
+
+# ---------------------------------------------------------------- 1. from scratch
+def test_from_scratch_matches_attn():
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        T, d_k, d_v = rng.integers(1, 9, size=3)
+        Q, K, V = rng.normal(size=(T, d_k)), rng.normal(size=(T, d_k)), rng.normal(size=(T, d_v))
+        mask = attn.causal_mask(T) if trial % 2 else None
+        o1, w1 = attention_np(Q, K, V, mask)
+        o2, w2 = attn.attention(Q, K, V, mask=mask)
+        np.testing.assert_allclose(o1, o2, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(w1, w2, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- 3. no scale
+def test_unscaled_scores_saturate_and_kill_the_gradient():
+    rng = np.random.default_rng(3)
+    d_k, T_k, n = 512, 8, 1000
+    dots = (rng.standard_normal((n, 1, d_k)) * rng.standard_normal((n, T_k, d_k))).sum(-1)
+    w_u, w_s = attn.softmax(dots), attn.softmax(dots / np.sqrt(d_k))
+    assert 20 < dots.std() < 25  # ≈ √512 ≈ 22.6
+    assert np.median(w_u.max(axis=1)) > 0.99  # nearly one-hot
+    assert np.median(w_s.max(axis=1)) < 0.6  # not saturated
+    assert np.median(jacobian_fro(w_u)) < 1e-2 * np.median(jacobian_fro(w_s))
+
+
+def test_one_hot_softmax_has_zero_jacobian():
+    w = np.array([[0.0, 1.0, 0.0]])
+    assert jacobian_fro(w)[0] == 0.0
+
+
+# ---------------------------------------------------------------- 4. empty row
+def test_empty_row_naive_nan_attn_error_or_zero():
+    rng = np.random.default_rng(4)
+    T = 4
+    Q, K, V = rng.normal(size=(T, 3)), rng.normal(size=(T, 3)), rng.normal(size=(T, 3))
+    mask = attn.causal_mask(T) & np.array([False, True, True, True])[None, :]
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        out, _ = attention_np(Q, K, V, mask)
+    assert np.isnan(out[0]).all() and np.isfinite(out[1:]).all()
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        out_noshift, _ = attention_np(Q, K, V, mask, shift=False)
+    assert np.isnan(out_noshift[0]).all()
+    with pytest.raises(ValueError, match=r"row\(s\) \[0\] may read no key"):
+        attn.attention(Q, K, V, mask=mask)
+    out_z, w_z = attn.attention(Q, K, V, mask=mask, empty_rows="zero")
+    assert np.all(out_z[0] == 0) and np.all(w_z[0] == 0)
+    np.testing.assert_allclose(out_z[1:], out[1:], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- 5. float16
+def test_float16_overflow_threshold():
+    threshold = np.log(np.finfo(np.float16).max)
+    assert 11.0 < threshold < 11.1
+    assert np.isfinite(np.exp(np.float16(11.0)))
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        assert np.isinf(np.exp(np.float16(11.1)))
+
+
+def test_float16_naive_softmax_nan_stable_survives():
+    s = np.array([12.0, 10.0, 4.0], dtype=np.float16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        e = np.exp(s)
+        naive = e / e.sum()
+    assert {str(w.message) for w in caught} >= {"overflow encountered in exp", "invalid value encountered in divide"}
+    assert np.isnan(naive[0]) and np.all(naive[1:] == 0)
+    e = np.exp(s - s.max())
+    stable = e / e.sum()
+    exact = attn.softmax(s.astype(np.float64))
+    assert stable.dtype == np.float16 and np.isfinite(stable).all()
+    np.testing.assert_allclose(stable.astype(np.float64), exact, atol=2 * np.finfo(np.float16).eps)
+    lib = attn.softmax(s)
+    assert lib.dtype == np.float16
+    np.testing.assert_allclose(lib.astype(np.float64), exact, atol=2 * np.finfo(np.float16).eps)
+
+
+# ---------------------------------------------------------------- 6. polarity
+def test_flipped_polarity_reads_only_the_future():
+    rng = np.random.default_rng(6)
+    T = 5
+    Q, K, V = rng.normal(size=(T, 4)), rng.normal(size=(T, 4)), rng.normal(size=(T, 4))
+    flipped = ~attn.causal_mask(T)
+    with pytest.raises(ValueError, match=rf"row\(s\) \[{T - 1}\] may read no key"):
+        attn.attention(Q, K, V, mask=flipped)
+    _, w = attn.attention(Q, K, V, mask=flipped, empty_rows="zero")
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    assert np.all(w[~future] == 0)  # nothing on the past or the diagonal
+    assert w[0, 0] == 0 and np.isclose(w[0, 1:].sum(), 1.0)
+    assert np.all(w[T - 1] == 0)
+    # The one-line test that catches it: weights above the diagonal must vanish.
+    _, w_good = attn.attention(Q, K, V, mask=attn.causal_mask(T))
+    assert np.all(w_good[future] == 0) and w[future].max() > 0
+
+
+# ---------------------------------------------------------------- 7. causal shift
+def causality_report(mask, seed=9):
+    """(kind, detail): 'error' with the message, 'leaks' with (t, s) pairs, or 'pass'."""
+    T = mask.shape[0]
+    rng = np.random.default_rng(seed)
+    Q, K, V = (rng.normal(size=(T, 4)) for _ in range(3))
+    try:
+        base = attn.attention(Q, K, V, mask=mask).output
+    except ValueError as err:
+        return "error", str(err)
+    leaks = []
+    for s in range(T):
+        Q2, K2, V2 = Q.copy(), K.copy(), V.copy()
+        for M in (Q2, K2, V2):
+            M[s] += 1.0
+        moved = np.abs(attn.attention(Q2, K2, V2, mask=mask).output - base).max(axis=1) > 1e-12
+        leaks += [(t, s) for t in range(s) if moved[t]]
+    return ("leaks", leaks) if leaks else ("pass", None)
+
+
+def test_causal_shift_caught():
+    T = 8
+    ones = np.ones((T, T), dtype=bool)
+    assert causality_report(np.tril(ones)) == ("pass", None)
+    kind, msg = causality_report(np.tril(ones, k=-1))
+    assert kind == "error" and "row(s) [0]" in msg
+    kind, leaks = causality_report(np.tril(ones, k=1))
+    assert kind == "leaks" and leaks == [(t, t + 1) for t in range(T - 1)]
+    np.testing.assert_array_equal(attn.causal_mask(T, T, offset=1), np.tril(ones, k=1))
+    with pytest.raises(ValueError, match="offset must lie in"):
+        attn.causal_mask(T, T, offset=-1)
+
+
+def test_shifted_mask_lets_a_next_token_predictor_cheat():
+    rng = np.random.default_rng(8)
+    T, n_sym, beta = 12, 10, 8.0
+    symbols = rng.integers(0, n_sym, size=T)
+    X = np.concatenate([np.eye(n_sym)[symbols], np.eye(T)], axis=1)
+    W_Q = np.zeros((n_sym + T, T))
+    W_Q[n_sym:] = beta * np.eye(T, k=1)
+    W_K = np.zeros((n_sym + T, T))
+    W_K[n_sym:] = beta * np.eye(T)
+    W_V = np.zeros((n_sym + T, n_sym))
+    W_V[:n_sym] = np.eye(n_sym)
+    peek = attn.self_attention(X, W_Q, W_K, W_V, mask=attn.causal_mask(T, T, offset=1)).output
+    fair = attn.self_attention(X, W_Q, W_K, W_V, causal=True).output
+    assert np.mean(peek.argmax(1)[:-1] == symbols[1:]) == 1.0
+    assert np.mean(fair.argmax(1)[:-1] == symbols[1:]) < 0.5
+
+
+# ---------------------------------------------------------------- 9. lookup
+def test_lookup_layer_finds_the_entry_by_content():
+    letters, n_let, n_dig = "ABCDE", 5, 10
+    d_model = 2 * n_let + n_dig
+
+    def embed(tokens):
+        X = np.zeros((len(tokens), d_model))
+        for t, tok in enumerate(tokens):
+            if tok[0] == "?":
+                X[t, n_let + n_dig + letters.index(tok[1])] = 1.0
+            else:
+                X[t, letters.index(tok[0])] = 1.0
+                X[t, n_let + int(tok[1])] = 1.0
+        return X
+
+    W_Q = np.zeros((d_model, n_let))
+    W_Q[n_let + n_dig:] = 4.0 * np.eye(n_let)
+    W_K = np.zeros((d_model, n_let))
+    W_K[:n_let] = 4.0 * np.eye(n_let)
+    W_V = np.zeros((d_model, n_dig))
+    W_V[n_let:n_let + n_dig] = np.eye(n_dig)
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        digits = rng.integers(0, n_dig, size=n_let)
+        entries = [f"{letters[k]}{digits[k]}" for k in rng.permutation(n_let)]
+        asked = int(rng.integers(n_let))
+        out, w = attn.self_attention(embed(entries + [f"?{letters[asked]}"]), W_Q, W_K, W_V, causal=True)
+        assert out[-1].argmax() == digits[asked]
+        assert w[-1, entries.index(f"{letters[asked]}{digits[asked]}")] > 0.99
+    # A question before its entry finds nothing: uniform weights over what it can see.
+    out, w = attn.self_attention(embed(["A3", "?E", "E0"]), W_Q, W_K, W_V, causal=True)
+    np.testing.assert_allclose(w[1, :2], 0.5)
