@@ -64,7 +64,7 @@ class TemperatureExplorer(Explorer):
         self.bars = ax_w.bar(pos, np.zeros(T), color=BAR, edgecolor=["black" if j == top else BAR for j in pos],
                              linewidth=1.5)
         ax_w.axhline(1 / T, color="0.6", ls=":", lw=1)
-        ax_w.text(T - 0.5, 1 / T + 0.02, "uniform 1/T", ha="right", fontsize=8, color="0.4")
+        ax_w.text(-0.45, 1 / T + 0.015, "uniform 1/T", ha="left", fontsize=8, color="0.4")
         ax_w.set(ylim=(0, 1.08), xticks=pos, ylabel="weight")
         ax_w.set_xticklabels(self.labels, fontsize=8 if T > 8 else 10)
         self.bar_text = [ax_w.text(j, 0, "", ha="center", fontsize=8) for j in pos] if T <= 12 else []
