@@ -67,3 +67,17 @@ def test_widget_controls_drive_the_figure():
     assert max(widths) - min(widths) < 0.2  # near uniform at high temperature
     sliders["edit key"].value = 4
     assert (sliders["kₓ"].value, sliders["k_y"].value) == (1.3, -0.8)
+
+
+def test_a_refused_value_leaves_the_explorer_unchanged():
+    e = WeightedAverageExplorer()
+    before = [b.get_width() for b in e.bars]
+    with pytest.raises(ValueError, match="tau"):
+        e.update(tau=-1.0)
+    assert e.params["tau"] == 1.0
+    assert [b.get_width() for b in e.bars] == before
+
+
+def test_explorer_displays_as_png():
+    png = WeightedAverageExplorer()._repr_png_()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"

@@ -54,8 +54,14 @@ class Explorer(ABC):
         unknown = set(params) - set(self.defaults)
         if unknown:
             raise TypeError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}; it has {sorted(self.defaults)}")
+        previous = dict(self.params)
         self.params.update(params)
-        self._redraw()
+        try:
+            self._redraw()
+        except Exception:
+            self.params = previous  # a refused value leaves the explorer as it was
+            self._redraw()
+            raise
         self.fig.canvas.draw_idle()
         return self
 
