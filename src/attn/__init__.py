@@ -6,6 +6,19 @@ ipywidgets themselves, so ``import attn`` pulls in NumPy only.
 """
 from .attention import Attention, attention, scores
 from .blocked import BlockedAttention, blocked_attention
+from .calculus import (
+    FlopCount,
+    attention_grad_query,
+    cosine_similarity,
+    count_attention_flops,
+    entropy,
+    entropy_tau_derivative,
+    random_logits,
+    score_flops,
+    score_matrix_bytes,
+    softmax_jacobian,
+    softmax_jacobian_norm,
+)
 from .masks import causal_mask
 from .multihead import MultiHeadAttention, merge_heads, multi_head_attention, split_heads
 from .softmax import log_softmax, logsumexp, softmax
@@ -15,19 +28,30 @@ __all__ = [
     "Attention",
     "attention",
     "attention_block",
+    "attention_grad_query",
     "BlockedAttention",
     "blocked_attention",
     "causal_mask",
+    "cosine_similarity",
+    "count_attention_flops",
     "cross_attention",
+    "entropy",
+    "entropy_tau_derivative",
+    "FlopCount",
     "log_softmax",
     "logsumexp",
     "merge_heads",
     "multi_head_attention",
     "MultiHeadAttention",
     "project",
+    "random_logits",
+    "score_flops",
+    "score_matrix_bytes",
     "scores",
     "self_attention",
     "softmax",
+    "softmax_jacobian",
+    "softmax_jacobian_norm",
     "split_heads",
 ]
 __version__ = "0.1.0"

@@ -94,12 +94,15 @@ def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
 def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
     r"""Frobenius norm of the softmax Jacobian, from the softmax output alone.
 
-    With :math:`J = (\operatorname{diag}(s) - s s^\top)/\tau` and :math:`a = \sum_i s_i^2`,
+    With :math:`J = (\operatorname{diag}(s) - s s^\top)/\tau`,
 
-    .. math:: \lVert J \rVert_F = \frac{1}{\tau}\sqrt{a - 2 \textstyle\sum_i s_i^3 + a^2},
+    .. math:: \tau^2\lVert J \rVert_F^2 = \sum_i s_i^2 (1 - s_i)^2 + \sum_i s_i^2 \sum_{l \ne i} s_l^2 ,
 
     which needs no (n, n) matrix. It is largest near the uniform distribution and
     tends to 0 as ``s`` approaches one-hot (a saturated softmax passes no gradient).
+    For the largest entry, :math:`1 - s_i` and :math:`\sum_{l\ne i} s_l^2` are summed
+    from the other entries rather than subtracted, so the norm keeps its relative
+    accuracy deep into saturation (where ``1 - s_max`` would round to 0).
 
     Parameters
     ----------
@@ -119,9 +122,17 @@ def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
     """
     tau = check_tau(tau)
     s = _check_probabilities("s", s)
-    a = np.sum(s**2, axis=-1)
-    sq = np.maximum(a - 2 * np.sum(s**3, axis=-1) + a**2, 0.0)  # rounding can dip below 0 at one-hot
-    return np.sqrt(sq) / np.asarray(tau, dtype=s.dtype)
+    top = np.argmax(s, axis=-1)[..., None]  # (..., 1): index of the largest entry
+    is_top = np.zeros(s.shape, dtype=bool)
+    np.put_along_axis(is_top, top, True, axis=-1)
+    others = np.where(is_top, 0, s)  # the row without its largest entry
+    s2 = s**2
+    rest_sq = np.sum(others**2, axis=-1, keepdims=True)  # Σ_{l ≠ top} s_l², summed, not subtracted
+    a = rest_sq + np.take_along_axis(s2, top, axis=-1)  # Σ_l s_l²
+    one_minus = np.where(is_top, np.sum(others, axis=-1, keepdims=True), 1 - s)  # 1 - s_i
+    sq_others = np.where(is_top, rest_sq, a - s2)  # Σ_{l ≠ i} s_l²
+    frob2 = np.sum(s2 * one_minus**2 + s2 * sq_others, axis=-1)
+    return np.sqrt(frob2) / np.asarray(tau, dtype=s.dtype)
 
 
 def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=None) -> np.ndarray:
