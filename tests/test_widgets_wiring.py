@@ -57,8 +57,10 @@ def test_self_wiring_ignores_T_k_and_switching_back_restores_it():
 
 def test_bad_parameters_are_refused():
     e = WiringExplorer()
+    e.update(wiring="cross", T_k=4)
     with pytest.raises(ValueError, match="wiring"):
         e.update(wiring="sideways")
+    assert e.params == {"wiring": "cross", "T_k": 4} and e.im_w.get_array().shape == (T_q, 4)  # left as it was
     with pytest.raises(ValueError, match="T_k"):
         WiringExplorer(wiring="cross", T_k=11)
     with pytest.raises(TypeError, match="no parameter"):
