@@ -85,6 +85,7 @@ cells tagged ``learner-only`` (also tagged ``remove-cell`` and
 learner copy with those tags removed. See :mod:`attn.grading.learner`.
 """
 from . import problems as _problems  # noqa: F401  (registers B01–B05, V01–V04)
+from . import exercises as _exercises  # noqa: F401  (registers E01–E10)
 from .feedback import CORRECT, NOT_TRIED, NOT_YET, Feedback, Note, Report, Table
 from .items import Item, Mistake, Part, Variant, check, get_item, hint, items, register, variant
 from .progress_file import progress, record_progress

@@ -6,6 +6,7 @@ a notebook shows ``_repr_html_``, a terminal shows ``__str__``.
 from __future__ import annotations
 
 import html
+import re
 
 CORRECT = "correct"
 NOT_YET = "not yet"
@@ -15,6 +16,11 @@ STATUSES = (NOT_TRIED, NOT_YET, CORRECT)
 _ICON = {CORRECT: "✓", NOT_YET: "✗", NOT_TRIED: "…"}
 _COLOUR = {CORRECT: "#1a7f37", NOT_YET: "#b35900", NOT_TRIED: "#57606a"}
 _LABEL = {CORRECT: "Correct", NOT_YET: "Not yet", NOT_TRIED: "Not tried yet"}
+
+
+def _html(text: str) -> str:
+    """Escape ``text`` for HTML, showing `code spans` as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
 def _box(colour: str, inner: str) -> str:
@@ -62,7 +68,7 @@ class Feedback:
         return _box(
             _COLOUR[self.status],
             f"<strong>{_ICON[self.status]} {html.escape(self._head())}: {_LABEL[self.status]}.</strong> "
-            f"{html.escape(self.message)}",
+            f"{_html(self.message)}",
         )
 
 
@@ -110,7 +116,7 @@ class Note:
         return str(self)
 
     def _repr_html_(self) -> str:
-        return _box("#0969da", f"<strong>{html.escape(self.title)}:</strong> {html.escape(self.text)}")
+        return _box("#0969da", f"<strong>{html.escape(self.title)}:</strong> {_html(self.text)}")
 
 
 class Table:

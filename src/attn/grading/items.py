@@ -237,8 +237,20 @@ def _judge_value(item_id: str, part: Part, ns, value) -> Feedback:
     if prob is not None:
         status = NOT_TRIED if prob.key == "not_tried" else NOT_YET
         return _fb(item_id, part, status, prob.message, None if status == NOT_TRIED else prob.key)
-    wrongs = [(m, m.answer(ns)) for m in part.mistakes]
-    return _compare(item_id, part, ns, arr, getattr(ns, part.name), wrongs)
+    return _compare(item_id, part, ns, arr, getattr(ns, part.name), _wrongs(part, ns))
+
+
+def _wrongs(part: Part, ns, *args) -> list[tuple[Mistake, Any]]:
+    """Each mistake's wrong answer; a mistake that cannot be computed for this data (it raises) is left out."""
+    out = []
+    for m in part.mistakes:
+        try:
+            with np.errstate(all="ignore"):
+                w = m.answer(ns)(*copy.deepcopy(args)) if part.kind == "function" else m.answer(ns)
+            out.append((m, np.asarray(w)))
+        except Exception:
+            continue
+    return out
 
 
 def _describe_args(args) -> str:
@@ -253,7 +265,7 @@ def _describe_args(args) -> str:
 
 
 def _judge_function(item_id: str, part: Part, ns, fn) -> Feedback:
-    if fn is Ellipsis:
+    if fn is Ellipsis or _run.is_stub(fn):
         return _fb(item_id, part, NOT_TRIED, "The function is still `...`: write it, run its cell, then check again.")
     if not callable(fn):
         return _fb(item_id, part, NOT_YET, f"This part asks for a function, but `{part.name}` is "
@@ -280,8 +292,7 @@ def _judge_function(item_id: str, part: Part, ns, fn) -> Feedback:
                 return _fb(item_id, part, NOT_YET, where + "it returned something unexpected. " + prob.message, prob.key)
         else:
             arr = arr.astype(np.float64)
-        wrongs = [(m, m.answer(ns)(*copy.deepcopy(args))) for m in part.mistakes]
-        fb = _compare(item_id, part, ns, arr, reference(*copy.deepcopy(args)), wrongs)
+        fb = _compare(item_id, part, ns, arr, reference(*copy.deepcopy(args)), _wrongs(part, ns, *args))
         if not fb.correct:
             return _fb(item_id, part, NOT_YET, where + fb.message, fb.mistake)
     return _fb(item_id, part, CORRECT, (f"Well done: all {len(cases)} tests pass. " + part.praise).strip())

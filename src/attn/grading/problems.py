@@ -11,6 +11,9 @@ import numpy as np
 
 import attn
 
+from types import SimpleNamespace
+
+from . import answers as _answers
 from .items import Item, Mistake, Part, register
 
 
@@ -89,7 +92,39 @@ def output_mistakes() -> list[Mistake]:
     ]
 
 
-# ----------------------------------------------------------------------------- B01 / V01
+# ----------------------------------------------------------------------------- drawing pleasant variants
+
+def _draw_until_distinct(rng, draw, parts, tries: int = 2000) -> dict:
+    """Draw data until every declared mistake differs from the right answer (so each hint can be given).
+
+    Deterministic for a given generator state: the same seed always gives the same numbers.
+    """
+    for _ in range(tries):
+        data = draw(rng)
+        ns = SimpleNamespace(**data)
+        ok = True
+        with np.errstate(all="ignore"):
+            for p in parts:
+                exp = np.asarray(p.expected(ns))
+                setattr(ns, p.name, exp)
+                atol, rtol = p.tolerances()
+                for m in p.mistakes:
+                    try:
+                        wrong = np.asarray(m.answer(ns))
+                    except Exception:
+                        continue  # e.g. W.T @ V when the shapes do not fit: the shape message covers it
+                    if _answers.close(wrong, exp, 2 * atol, rtol, equal_nan=True):
+                        ok = False
+        if ok:
+            return data
+    raise RuntimeError("no pleasant draw found")  # pragma: no cover
+
+
+def _ints(rng, low, high, shape) -> np.ndarray:
+    return rng.integers(low, high + 1, size=shape)
+
+
+# ----------------------------------------------------------------------------- B01 / V01: three tokens
 
 _THREE_HINTS = (
     "Scores first: S = Q Kᵀ / √d_k. Entry S[i, j] is the dot product of query row i with key row j, "
@@ -123,7 +158,289 @@ def b01_data(rng=None) -> dict:
     return {"Q": Q, "K": K, "V": V}
 
 
+def v01_data(rng) -> dict:
+    """Like B01: Q, K entries in 0..2 (d_k = 4, so scores are multiples of 1/2), V entries in 0..3."""
+    return _draw_until_distinct(rng, lambda r: {"Q": _ints(r, 0, 2, (3, 4)), "K": _ints(r, 0, 2, (3, 4)),
+                                                "V": _ints(r, 0, 3, (3, 2))}, _three_parts())
+
+
 B01 = register(Item(
     id="B01", title="Attention on three tokens, by hand", page="exercises/b01-three-tokens",
     data=b01_data, parts=_three_parts(), hints=_THREE_HINTS,
+))
+V01 = register(Item(
+    id="V01", title="Three tokens, fresh numbers", page="exercises/v01-three-tokens", kind="variant", of="B01",
+    data=v01_data, parts=_three_parts(), hints=_THREE_HINTS,
+))
+
+
+# ----------------------------------------------------------------------------- B02 / V02: temperature
+
+def _tau_rows(ns, f) -> np.ndarray:
+    return np.stack([f(ns.s, t) for t in ns.taus])  # (len(taus), T_k)
+
+
+def _temperature_parts() -> list[Part]:
+    return [
+        Part("weights", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s, tau=t)),
+             what="the weights, one row per temperature (n_τ × T_k)", decimals=2, rows_sum_to_one=True,
+             praise="Low τ sharpens the weights towards the largest score; high τ flattens them.",
+             mistakes=[
+                 Mistake("times_tau", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(np.asarray(s) * t)),
+                         "Your weights get flatter as τ gets smaller, the wrong way round. The temperature divides: "
+                         "softmax(s / τ), so a small τ makes the gaps larger and the weights sharper. (Also check "
+                         "that row k goes with τ_k.)"),
+                 Mistake("no_tau", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s)),
+                         "Every row is the same: the temperature is missing. Row k is softmax(s / τ_k)."),
+                 Mistake("order", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s, tau=t))[::-1],
+                         "The rows are in the wrong order: row k goes with τ_k, in the order the taus are listed."),
+                 Mistake("columns", lambda ns: attn.softmax(
+                         np.stack([np.asarray(ns.s) / t for t in ns.taus]), axis=0),
+                         "You normalised down the columns. Each row (one temperature) is its own softmax and "
+                         "sums to 1."),
+                 Mistake("no_exp", lambda ns: _tau_rows(ns, lambda s, t: (np.asarray(s) / t) / np.sum(np.asarray(s) / t)),
+                         "You divided by the row sum without exponentiating. The softmax takes exp(s / τ) first."),
+             ]),
+        Part("cold_limit", lambda ns: attn.softmax(ns.s, tau=1e-3),
+             what="the limit of the weights as τ → 0 (T_k,)", decimals=2, rows_sum_to_one=False,
+             praise="As τ → 0 the softmax becomes the argmax: all the weight on the best-matching key.",
+             mistakes=[
+                 Mistake("uniform", lambda ns: np.full(len(ns.s), 1.0 / len(ns.s)),
+                         "Equal weights are the limit as τ → ∞ (hot). As τ → 0 the scores s / τ grow apart."),
+                 Mistake("argmin", lambda ns: np.eye(len(ns.s))[int(np.argmin(ns.s))],
+                         "All the weight went to the smallest score. As τ → 0, the largest score wins."),
+             ]),
+    ]
+
+
+_TEMPERATURE_HINTS = (
+    "Row k of the answer is softmax(s / τ_k): divide every score by that row's τ, then take the softmax.",
+    "Dividing by τ = 0.5 doubles the gaps between the scores; dividing by τ = 2 halves them. Larger gaps mean "
+    "sharper weights.",
+    "Subtracting the largest score first changes nothing and keeps the numbers small: exp(0) = 1 for the top one.",
+    "For the limit, look at what happens to exp((s_j - s_max) / τ) as τ → 0 when s_j < s_max.",
+)
+
+
+def b02_data(rng=None) -> dict:
+    return {"s": _a([2, 1, 0]), "taus": (0.5, 1.0, 2.0)}
+
+
+_TAU_SETS = ((0.5, 1.0, 2.0), (0.25, 1.0, 4.0), (0.5, 2.0, 4.0), (1.0, 2.0, 4.0))
+
+
+def v02_data(rng) -> dict:
+    def draw(r):
+        s = r.choice(np.arange(-2, 5), size=3, replace=False)
+        return {"s": s, "taus": _TAU_SETS[int(r.integers(len(_TAU_SETS)))]}
+    return _draw_until_distinct(rng, draw, _temperature_parts())
+
+
+B02 = register(Item(
+    id="B02", title="One row of scores at three temperatures", page="exercises/b02-temperature",
+    data=b02_data, parts=_temperature_parts(), hints=_TEMPERATURE_HINTS,
+))
+V02 = register(Item(
+    id="V02", title="Temperature, fresh numbers", page="exercises/v02-temperature", kind="variant", of="B02",
+    data=v02_data, parts=_temperature_parts(), hints=_TEMPERATURE_HINTS,
+))
+
+
+# ----------------------------------------------------------------------------- B03 / V03: causal mask
+
+def _causal_weights(ns) -> np.ndarray:
+    return attn.softmax(np.where(attn.causal_mask(ns.S.shape[0]), ns.S, -np.inf))
+
+
+def _causal_parts() -> list[Part]:
+    T = lambda ns: ns.S.shape[0]  # noqa: E731
+    full = lambda ns: attn.softmax(ns.S)  # noqa: E731
+    return [
+        Part("mask", lambda ns: attn.causal_mask(T(ns)), kind="mask", what="the mask (T × T)",
+             praise="Each token reads itself and the tokens before it, never the future.",
+             mistakes=[
+                 Mistake("polarity", lambda ns: ~attn.causal_mask(T(ns)),
+                         "The polarity is reversed. In this book True means \"may read\": a token may read "
+                         "itself and earlier tokens (j ≤ i)."),
+                 Mistake("strict", lambda ns: np.tril(np.ones((T(ns), T(ns)), dtype=bool), -1),
+                         "Shifted by one: your mask forbids each token to read itself. Causal means j ≤ i, "
+                         "the diagonal included."),
+                 Mistake("future", lambda ns: np.triu(np.ones((T(ns), T(ns)), dtype=bool)),
+                         "This mask lets each token read the future (j ≥ i). Causal means j ≤ i: the lower triangle."),
+                 Mistake("shifted_up", lambda ns: np.tril(np.ones((T(ns), T(ns)), dtype=bool), 1),
+                         "Shifted by one: your mask lets each token read the next token too. Causal means j ≤ i."),
+             ]),
+        Part("weights", _causal_weights, what="the weight matrix (T × T)", decimals=2, rows_sum_to_one=True,
+             praise="Row i spreads its weight over tokens 1 … i only.",
+             mistakes=[
+                 Mistake("no_mask", full, "These weights ignore the mask: every token reads the future. Set the "
+                         "masked scores to -∞ before the softmax."),
+                 Mistake("mask_after", lambda ns: np.where(attn.causal_mask(T(ns)), full(ns), 0.0),
+                         "You masked after the softmax, so the rows no longer sum to 1. Mask the scores "
+                         "(set them to -∞) first, then take the softmax."),
+                 Mistake("zero_not_inf", lambda ns: attn.softmax(np.where(attn.causal_mask(T(ns)), ns.S, 0.0)),
+                         "You set the masked scores to 0, but exp(0) = 1 still gives them weight. Use -∞: "
+                         "exp(-∞) = 0."),
+                 Mistake("weights_t", lambda ns: _causal_weights(ns).T,
+                         "That is the transpose: row i must hold token i's weights over the keys j ≤ i."),
+                 Mistake("strict", lambda ns: attn.softmax(np.where(
+                         np.tril(np.ones(ns.S.shape, dtype=bool), -1) | (np.arange(T(ns))[:, None] == 0)
+                         & (np.arange(T(ns))[None, :] == 0), ns.S, -np.inf)),
+                         "These weights leave out each token's own key (shifted by one). Causal means j ≤ i."),
+             ]),
+        Part("output", lambda ns: _causal_weights(ns) @ ns.V, what="the output (T × d_v)", decimals=2,
+             praise="The first output row is V's first row: token 1 can read only itself.",
+             mistakes=[
+                 Mistake("no_mask", lambda ns: full(ns) @ ns.V,
+                         "This output comes from unmasked weights: the future leaked in. Mask before the softmax."),
+                 Mistake("mask_after", lambda ns: np.where(attn.causal_mask(T(ns)), full(ns), 0.0) @ ns.V,
+                         "This output comes from weights masked after the softmax (rows not summing to 1)."),
+                 Mistake("weights_t", lambda ns: _causal_weights(ns).T @ ns.V,
+                         "You used the transposed weights. The output is weights @ V."),
+             ]),
+    ]
+
+
+_CAUSAL_HINTS = (
+    "Causal: token i may read token j exactly when j ≤ i. Write True on and below the diagonal, False above.",
+    "Masked scores become -∞ before the softmax, so their weights are exactly 0; then each row is a softmax "
+    "over the keys that are left.",
+    "Row 1 has one key left, so its weight is 1. Row 2 has two keys: a two-way softmax.",
+    "The output is weights @ V, exactly as without a mask: row i mixes the value rows 1 … i.",
+)
+
+
+def b03_data(rng=None) -> dict:
+    """The scores S = Q Kᵀ/√d_k of four tokens, given directly (small integers), and their values V."""
+    S = _a([[1, 2, 0, 1],
+            [1, 1, 2, 0],
+            [2, 0, 0, 1],
+            [0, 1, 1, 0]])  # (T, T)
+    V = _a([[2, 0], [0, 2], [1, 1], [4, 0]])  # (T, d_v)
+    return {"S": S, "V": V}
+
+
+def v03_data(rng) -> dict:
+    return _draw_until_distinct(rng, lambda r: {"S": _ints(r, 0, 2, (4, 4)), "V": _ints(r, 0, 4, (4, 2))},
+                                _causal_parts())
+
+
+B03 = register(Item(
+    id="B03", title="A causal mask on four tokens", page="exercises/b03-causal-mask",
+    data=b03_data, parts=_causal_parts(), hints=_CAUSAL_HINTS,
+))
+V03 = register(Item(
+    id="V03", title="A causal mask, fresh numbers", page="exercises/v03-causal-mask", kind="variant", of="B03",
+    data=v03_data, parts=_causal_parts(), hints=_CAUSAL_HINTS,
+))
+
+
+# ----------------------------------------------------------------------------- B04 / V04: cross-attention
+
+_CROSS_HINTS = (
+    "Queries come from one sequence (T_q = 2 tokens), keys and values from the other (T_k = 3 tokens). "
+    "The scores Q Kᵀ / √d_k are then T_q × T_k = 2 × 3.",
+    "Each of the 2 rows of scores gets its own softmax over the 3 keys.",
+    "The output weights @ V is (T_q × T_k) @ (T_k × d_v) = T_q × d_v: one row per query, not per key.",
+)
+
+
+def _cross_parts() -> list[Part]:
+    return [
+        Part("scores", lambda ns: attn.scores(ns.Q, ns.K), what="the score matrix S (T_q × T_k)", decimals=2,
+             mistakes=score_mistakes()),
+        Part("weights", lambda ns: attn.attention(ns.Q, ns.K, ns.V).weights, what="the weight matrix (T_q × T_k)",
+             decimals=2, rows_sum_to_one=True, mistakes=weight_mistakes(),
+             praise="Two rows, one per query; each sums to 1 over the three keys."),
+        Part("output", lambda ns: attn.attention(ns.Q, ns.K, ns.V).output, what="the output (T_q × d_v)",
+             decimals=2, mistakes=output_mistakes(),
+             praise="One output row per query: cross-attention keeps the length of the querying sequence."),
+    ]
+
+
+def b04_data(rng=None) -> dict:
+    """Two decoder queries reading three encoder tokens; d_k = 4 (√d_k = 2), d_v = 2."""
+    Q = _a([[2, 0, 0, 0], [0, 1, 1, 0]])  # (T_q, d_k) = (2, 4)
+    K = _a([[1, 0, 0, 1], [0, 1, 1, 0], [2, 1, 1, 0]])  # (T_k, d_k) = (3, 4)
+    V = _a([[3, 0], [0, 3], [1, 1]])  # (T_k, d_v) = (3, 2)
+    return {"Q": Q, "K": K, "V": V}
+
+
+def v04_data(rng) -> dict:
+    return _draw_until_distinct(rng, lambda r: {"Q": _ints(r, 0, 2, (2, 4)), "K": _ints(r, 0, 2, (3, 4)),
+                                                "V": _ints(r, 0, 3, (3, 2))}, _cross_parts())
+
+
+B04 = register(Item(
+    id="B04", title="Cross-attention: two queries, three keys", page="exercises/b04-cross-attention",
+    data=b04_data, parts=_cross_parts(), hints=_CROSS_HINTS,
+))
+V04 = register(Item(
+    id="V04", title="Cross-attention, fresh numbers", page="exercises/v04-cross-attention", kind="variant", of="B04",
+    data=v04_data, parts=_cross_parts(), hints=_CROSS_HINTS,
+))
+
+
+# ----------------------------------------------------------------------------- B05: variance of a dot product
+
+def _dot_variance(ns) -> float:
+    """Var(q·k) for independent q, k with i.i.d. mean-0 entries: d_k σ_q² σ_k²."""
+    return float(ns.d_k * ns.var_q * ns.var_k)
+
+
+def _variance_parts() -> list[Part]:
+    return [
+        Part("var_raw", _dot_variance, what="Var(q·k), a number", rtol=1e-6, atol=1e-9,
+             praise="Each of the d_k products q_i k_i has variance σ_q² σ_k², and independent variances add.",
+             mistakes=[
+                 Mistake("std", lambda ns: math.sqrt(_dot_variance(ns)),
+                         "That is the standard deviation of q·k. The question asks for the variance, its square."),
+                 Mistake("one_term", lambda ns: float(ns.var_q * ns.var_k),
+                         "That is the variance of one product q_i k_i (and also that of the scaled dot product). "
+                         "The raw dot product adds d_k of them."),
+                 Mistake("sum_not_product", lambda ns: float(ns.d_k * (ns.var_q + ns.var_k)),
+                         "You added the two variances. For independent mean-0 factors, Var(q_i k_i) = σ_q² σ_k²: "
+                         "they multiply."),
+             ]),
+        Part("var_scaled", lambda ns: _dot_variance(ns) / ns.d_k, what="Var(q·k / √d_k), a number",
+             rtol=1e-6, atol=1e-9,
+             praise="The 1/√d_k scale removes the growth with d_k: the variance no longer depends on the width.",
+             mistakes=[
+                 Mistake("scaled_by_sqrt", lambda ns: _dot_variance(ns) / math.sqrt(ns.d_k),
+                         "Scaling a variable by c scales its variance by c², not by c: divide by (√d_k)² = d_k."),
+                 Mistake("scaled_twice", lambda ns: _dot_variance(ns) / ns.d_k ** 2,
+                         "You divided the variance by d_k²; scaling by 1/√d_k divides it by d_k once."),
+                 Mistake("std", lambda ns: math.sqrt(_dot_variance(ns) / ns.d_k),
+                         "That is a standard deviation; give the variance."),
+             ]),
+        Part("simulated", _dot_variance, what="your simulated variance of q·k, a number", rtol=0.1, atol=0.0,
+             praise="Your simulation agrees with the formula (within 10 %).",
+             mistakes=[
+                 Mistake("std", lambda ns: math.sqrt(_dot_variance(ns)),
+                         "Your simulation gives the standard deviation (np.std); the variance is np.var."),
+                 Mistake("scaled", lambda ns: _dot_variance(ns) / ns.d_k,
+                         "Your simulation gives σ_q² σ_k²: the variance of the scaled dot product, or of a single "
+                         "product q_i k_i. Here we want the raw q·k: sum the d_k products of each pair, "
+                         "(q * k).sum(axis=1), with no 1/√d_k, then take the variance over the pairs."),
+             ]),
+    ]
+
+
+_VARIANCE_HINTS = (
+    "q·k = q_1 k_1 + … + q_dk k_dk. For independent mean-0 factors, Var(q_i k_i) = E[q_i²] E[k_i²] = σ_q² σ_k².",
+    "The d_k products are independent, so their variances add: Var(q·k) = d_k σ_q² σ_k².",
+    "Var(c X) = c² Var(X). With c = 1/√d_k, c² = 1/d_k.",
+    "To simulate: rng = np.random.default_rng(0); q = rng.normal(0, σ_q, size=(100_000, d_k)) (σ_q is the standard "
+    "deviation); the same for k with σ_k; then np.var((q * k).sum(axis=1)).",
+)
+
+
+def b05_data(rng=None) -> dict:
+    """Queries with i.i.d. N(0, 1) entries, keys with i.i.d. N(0, 4) entries (standard deviation 2), d_k = 16."""
+    return {"d_k": 16, "var_q": 1.0, "var_k": 4.0}
+
+
+B05 = register(Item(
+    id="B05", title="The variance of a dot product, before and after scaling", page="exercises/b05-variance",
+    data=b05_data, parts=_variance_parts(), hints=_VARIANCE_HINTS,
 ))

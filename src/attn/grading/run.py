@@ -99,4 +99,19 @@ def call(fn, *args, seconds: float = 2.0, **kwargs) -> Outcome:
     return Outcome(value=box.get("value"))
 
 
-__all__ = ["Outcome", "call", "describe_exception"]
+def is_stub(fn) -> bool:
+    """True for a function whose body is only ``...`` (or ``pass``, a docstring): the learner's empty answer cell.
+
+    Such a function returns None without doing anything; ``check`` reports it as
+    "not tried" rather than "returned None".
+    """
+    import dis
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code) if i.opname not in ("RESUME", "NOP", "CACHE")]
+    return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+
+
+__all__ = ["Outcome", "call", "describe_exception", "is_stub"]

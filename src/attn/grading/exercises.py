@@ -1,0 +1,742 @@
+"""Exercises II.3.E01–E10: implement, verify, choose, count, simulate, tune, split, repair.
+
+Every expected answer and every reference function comes from :mod:`attn`;
+only the givens (small matrices, a permutation, a rule's parameters) are
+written here. Function parts are run on several test cases, including logits
+of ±1e4 (a softmax that does not subtract the maximum overflows there) and
+float32 inputs. Each item's page is ``exercises/eNN-*.md``; the answer names
+are distinct across E01–E10, so the pages can be run one after another in one
+kernel (the batch grader's tests do).
+"""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+import attn
+
+from .items import Item, Mistake, Part, register
+
+
+def _a(rows, dtype=np.float64) -> np.ndarray:
+    return np.array(rows, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- wrong softmaxes (E01, E10)
+
+def _softmax_unstable(x, tau=1.0, axis=-1):
+    z = np.exp(np.asarray(x, dtype=np.float64) / tau)  # overflows to inf for large logits
+    return z / z.sum(axis=axis, keepdims=True)
+
+
+def _softmax_axis0(x, tau=1.0):
+    x = np.asarray(x, dtype=np.float64)
+    return attn.softmax(x, tau=tau, axis=0)
+
+
+def _softmax_global(x, tau=1.0):
+    x = np.asarray(x, dtype=np.float64) / tau
+    z = np.exp(x - x.max())
+    return z / z.sum()
+
+
+def _softmax_times_tau(x, tau=1.0):
+    return attn.softmax(np.asarray(x, dtype=np.float64) * tau)
+
+
+def _softmax_no_tau(x, tau=1.0):
+    return attn.softmax(x)
+
+
+def _softmax_no_exp(x, tau=1.0):
+    x = np.asarray(x, dtype=np.float64) / tau
+    return x / x.sum(axis=-1, keepdims=True)
+
+
+def _softmax_negated(x, tau=1.0):
+    return attn.softmax(-np.asarray(x, dtype=np.float64), tau=tau)
+
+
+# ----------------------------------------------------------------------------- E01 softmax
+
+def e01_cases(ns) -> list:
+    return [
+        (_a([1.0, 2.0, 3.0]),),
+        (_a([1.0, 2.0, 3.0]), 0.5),
+        (_a([[1.0, 0.0, -1.0], [2.0, 2.0, 2.0]]),),  # a matrix: one softmax per row
+        (_a([[0.5, 1.5], [3.0, -1.0], [0.0, 0.0]]), 2.0),
+        (_a([1e4, -1e4, 0.0]),),  # large logits: exp(1e4) overflows unless the maximum is subtracted
+        (_a([[1e4, 1e4 - 1.0], [-1e4, -1e4 + 2.0]]),),
+        (_a([[1.0, 2.0, 3.0]], dtype=np.float32), 0.5),
+    ]
+
+
+E01 = register(Item(
+    id="E01", title="Implement the softmax, stably, with a temperature", page="exercises/e01-softmax",
+    kind="exercise", data=lambda rng: {},
+    parts=[Part(
+        "softmax", lambda ns: (lambda x, tau=1.0: attn.softmax(x, tau=tau, axis=-1)), kind="function",
+        what="softmax(x, tau), the shape of x", cases=e01_cases,
+        praise="Your softmax survives logits of ±1e4 and works on every row of a matrix.",
+        mistakes=[
+            Mistake("unstable", lambda ns: _softmax_unstable,
+                    "Your softmax gives NaN at large logits: exp(1e4) overflows to inf, and inf/inf is NaN. "
+                    "Subtract each row's maximum before exponentiating; the softmax does not change."),
+            Mistake("columns", lambda ns: _softmax_axis0,
+                    "On a matrix your weights sum to 1 down each column. Normalise along the last axis "
+                    "(axis=-1, keepdims=True): one softmax per row."),
+            Mistake("global", lambda ns: _softmax_global,
+                    "On a matrix you normalised over all the entries at once. Each row is its own softmax: "
+                    "use axis=-1 with keepdims=True in the max and the sum."),
+            Mistake("times_tau", lambda ns: _softmax_times_tau,
+                    "You multiplied by τ. The temperature divides: softmax(x / τ), so a small τ sharpens."),
+            Mistake("no_tau", lambda ns: _softmax_no_tau,
+                    "Your function ignores tau. Divide the logits by tau before exponentiating."),
+            Mistake("no_exp", lambda ns: _softmax_no_exp,
+                    "You divided the logits by their sum without exponentiating: exp first, then divide "
+                    "by the sum of the exponentials."),
+            Mistake("sign", lambda ns: _softmax_negated,
+                    "The weights favour the smallest logit: a minus sign crept in. exp(x), not exp(-x)."),
+        ],
+    )],
+    hints=(
+        "softmax(x)_i = exp(x_i) / Σ_j exp(x_j), along the last axis. Start with np.exp and .sum(axis=-1, keepdims=True).",
+        "The temperature divides the logits first: use z = x / tau.",
+        "Stability: subtracting the same number from every logit of a row does not change its softmax. Subtract "
+        "the row maximum, z - z.max(axis=-1, keepdims=True): the largest exponent becomes exp(0) = 1, nothing overflows.",
+        "keepdims=True keeps the reduced axis, so a (2, 3) matrix minus its (2, 1) maxima broadcasts row by row.",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E02 attention with a mask
+
+def _attn_variant(scale="sqrt", axis=-1, kt=True, transpose_w=False, mask_mode="inf", shift=True):
+    """A family of attention functions, right or wrong in one respect each."""
+    def f(Q, K, V, mask=None):
+        Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+        d_k = Q.shape[-1]
+        S = Q @ (K.T if kt else K)  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+        S = S / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": d_k}[scale]
+        if mask is not None:
+            mask = np.asarray(mask, dtype=bool)
+            if mask_mode == "inf":
+                S = np.where(mask, S, -np.inf)
+            elif mask_mode == "polarity":
+                S = np.where(mask, -np.inf, S)
+            elif mask_mode == "zero":
+                S = np.where(mask, S, 0.0)
+        if shift:
+            S = S - S.max(axis=axis, keepdims=True)
+        W = np.exp(S)
+        W = W / W.sum(axis=axis, keepdims=True)
+        if mask is not None and mask_mode == "after":
+            W = np.where(mask, W, 0.0)
+        return (W.T if transpose_w else W) @ V
+    return f
+
+
+def e02_cases(ns) -> list:
+    rng = np.random.default_rng(2)
+    causal = attn.causal_mask(4)
+    cross = _a([[1, 1, 0], [1, 1, 1]]).astype(bool)
+    return [
+        (ns.Q, ns.K, ns.V),  # T_q = T_k = d_k = 3, no mask
+        (ns.Q, ns.K, ns.V, ns.mask),  # the page's mask
+        (rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3)), causal),
+        (rng.normal(size=(2, 4)), rng.normal(size=(3, 4)), rng.normal(size=(3, 2)), cross),  # cross-attention
+        (100 * rng.normal(size=(3, 8)), 100 * rng.normal(size=(3, 8)), rng.normal(size=(3, 2))),  # large scores
+        (ns.Q.astype(np.float32), ns.K.astype(np.float32), ns.V.astype(np.float32), ns.mask),
+    ]
+
+
+def e02_data(rng=None) -> dict:
+    Q = _a([[1, 0, 1], [0, 2, 0], [1, 1, 1]])  # (T_q, d_k) = (3, 3)
+    K = _a([[1, 1, 0], [0, 0, 2], [2, 0, 1]])  # (T_k, d_k) = (3, 3)
+    V = _a([[1, 0], [0, 2], [2, 1]])  # (T_k, d_v) = (3, 2)
+    mask = np.array([[True, False, False], [True, True, False], [True, True, True]])  # causal
+    return {"Q": Q, "K": K, "V": V, "mask": mask}
+
+
+E02 = register(Item(
+    id="E02", title="Implement scaled dot-product attention with a mask", page="exercises/e02-attention",
+    kind="exercise", data=e02_data,
+    parts=[Part(
+        "scaled_dot_product_attention",
+        lambda ns: (lambda Q, K, V, mask=None: attn.attention(Q, K, V, mask=mask).output),
+        kind="function", what="the output (T_q, d_v)", cases=e02_cases,
+        praise="Scale, mask, softmax along rows, then weights @ V: the whole of eq. (1) of Vaswani et al.",
+        mistakes=[
+            Mistake("forgot_scale", lambda ns: _attn_variant(scale="none"),
+                    "Your output comes from unscaled scores. Divide Q Kᵀ by √d_k before the softmax."),
+            Mistake("divided_by_dk", lambda ns: _attn_variant(scale="dk"),
+                    "You divided the scores by d_k. The scale is 1/√d_k: np.sqrt(d_k)."),
+            Mistake("columns", lambda ns: _attn_variant(axis=0),
+                    "Your softmax normalises down the columns. Each query's weights over the keys, one row, sum to 1: "
+                    "axis=-1."),
+            Mistake("k_not_kt", lambda ns: _attn_variant(kt=False),
+                    "You multiplied Q by K, not by Kᵀ. With the chapter's rows (Q is T_q × d_k, K is T_k × d_k) the "
+                    "scores are Q @ K.T, of shape (T_q, T_k)."),
+            Mistake("weights_t", lambda ns: _attn_variant(transpose_w=True),
+                    "You multiplied the transposed weights by V. The output is weights @ V: row i mixes the value "
+                    "rows with query i's weights."),
+            Mistake("mask_polarity", lambda ns: _attn_variant(mask_mode="polarity"),
+                    "Your mask has the wrong polarity: in this book True means \"may read\". Keep the score where the "
+                    "mask is True and put -∞ where it is False: np.where(mask, S, -np.inf)."),
+            Mistake("mask_zero", lambda ns: _attn_variant(mask_mode="zero"),
+                    "You set the masked scores to 0, but exp(0) = 1 still gives them weight. Use -np.inf: exp(-∞) = 0."),
+            Mistake("mask_after", lambda ns: _attn_variant(mask_mode="after"),
+                    "You masked after the softmax, so the rows no longer sum to 1. Mask the scores first, then "
+                    "take the softmax."),
+            Mistake("unstable", lambda ns: _attn_variant(shift=False),
+                    "Your function gives NaN when the scores are large: exp overflows to inf, and inf/inf is NaN. "
+                    "Subtract each row's maximum score before exponentiating."),
+        ],
+    )],
+    hints=(
+        "Three lines: S = Q @ K.T / np.sqrt(d_k) with d_k = Q.shape[-1]; the softmax of each row of S; then weights @ V.",
+        "The mask: True means \"may read\". Before the softmax, S = np.where(mask, S, -np.inf), so masked keys get "
+        "weight exp(-∞) = 0. Skip this line when mask is None.",
+        "Your softmax from E01 works here unchanged, if it normalises along axis=-1 and subtracts the row maximum.",
+        "Shapes: (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k); (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v).",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E03 softmax Jacobian
+
+def _jac(x, tau=1.0):
+    return attn.softmax_jacobian(attn.softmax(x, tau=tau), tau=tau)
+
+
+def _jac_wrong(kind):
+    def f(x, tau=1.0):
+        w = attn.softmax(np.asarray(x, dtype=np.float64), tau=tau)
+        D, O = np.diag(w), np.outer(w, w)
+        return {"sign": (O - D) / tau, "diag_only": D / tau, "no_off_diagonal": (D - np.diag(w * w)) / tau,
+                "times_tau": (D - O) * tau, "no_tau": D - O, "outer_only": -O / tau,
+                "exp": (np.diag(np.exp(x)) - np.outer(np.exp(x), np.exp(x))) / tau}[kind]
+    return f
+
+
+def e03_cases(ns) -> list:
+    return [
+        (_a([1.0, 2.0, 3.0]),),
+        (_a([0.0, 0.0]),),
+        (_a([2.0, -1.0, 0.5, 0.0]), 0.5),
+        (_a([1e4, 0.0, -1e4]),),
+        (_a([0.3, 0.1, 0.2], dtype=np.float32), 2.0),
+    ]
+
+
+E03 = register(Item(
+    id="E03", title="The softmax Jacobian", page="exercises/e03-jacobian", kind="exercise",
+    data=lambda rng: {},
+    parts=[Part(
+        "softmax_jacobian", lambda ns: _jac, kind="function", what="the Jacobian, an n × n matrix", cases=e03_cases,
+        praise="J = (diag(w) − w wᵀ)/τ: symmetric, and every row sums to 0.",
+        mistakes=[
+            Mistake("sign", lambda ns: _jac_wrong("sign"),
+                    "Every entry has the wrong sign: ∂w_i/∂x_i = w_i(1 − w_i)/τ is positive, so J = (diag(w) − w wᵀ)/τ."),
+            Mistake("diag_only", lambda ns: _jac_wrong("diag_only"),
+                    "You have only diag(w). Every w_i depends on every x_j through the sum in the denominator: "
+                    "subtract w wᵀ."),
+            Mistake("no_off_diagonal", lambda ns: _jac_wrong("no_off_diagonal"),
+                    "Your diagonal is right but the off-diagonal entries are zero. For i ≠ j, ∂w_i/∂x_j = −w_i w_j/τ."),
+            Mistake("outer_only", lambda ns: _jac_wrong("outer_only"),
+                    "You have −w wᵀ but not the diag(w) term from differentiating the numerator exp(x_i/τ)."),
+            Mistake("times_tau", lambda ns: _jac_wrong("times_tau"),
+                    "You multiplied by τ. The chain rule through x/τ gives a factor 1/τ."),
+            Mistake("no_tau", lambda ns: _jac_wrong("no_tau"),
+                    "Your Jacobian ignores tau. Differentiating exp(x_j/τ) brings out a factor 1/τ."),
+            Mistake("exp", lambda ns: _jac_wrong("exp"),
+                    "You used exp(x) where the softmax weights w belong. Compute w = softmax(x / τ) first "
+                    "(stably), then J = (diag(w) − w wᵀ)/τ."),
+        ],
+    )],
+    hints=(
+        "Write w_i = e_i / Σ with e_i = exp(x_i/τ). Differentiate with the quotient rule: ∂w_i/∂x_j has one term "
+        "from the numerator (only when i = j) and one from the sum Σ.",
+        "The result is ∂w_i/∂x_j = (δ_ij w_i − w_i w_j)/τ. In matrix form: (np.diag(w) − np.outer(w, w)) / tau.",
+        "Compute w with a stable softmax (your E01 function, or attn.softmax); at x = (1e4, 0, −1e4) the Jacobian is "
+        "all zeros, not NaN.",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E04 permutation equivariance
+
+def _self_out(X):
+    return attn.attention(X, X, X).output
+
+
+def e04_data(rng=None) -> dict:
+    X = _a([[1, 0], [0, 2], [1, 1], [2, 0]])  # (T, d) = (4, 2): queries = keys = values = X
+    perm = [2, 0, 3, 1]  # the new sequence is X[perm]: new token i is old token perm[i]
+    return {"X": X, "perm": perm}
+
+
+def _perm_parts() -> list[Part]:
+    def P(ns):
+        return np.asarray(ns.perm)
+
+    def Y(ns):
+        return _self_out(ns.X)
+
+    return [
+        Part("permuted_output", lambda ns: _self_out(ns.X[P(ns)]), what="the output for X[perm], (T, d)", decimals=2,
+             praise="It is Y[perm]: the outputs move with the tokens (equivariance).",
+             mistakes=[
+                 Mistake("unpermuted", Y,
+                         "That is the output for the original order. When the tokens move, their outputs move "
+                         "with them: recompute with X[perm] (or permute the rows of Y)."),
+                 Mistake("inverse_perm", lambda ns: Y(ns)[np.argsort(P(ns))],
+                         "You applied the inverse permutation. The new row i is the old row perm[i]: Y[perm], "
+                         "not Y[np.argsort(perm)]."),
+                 Mistake("values_not_permuted", lambda ns: attn.attention(ns.X[P(ns)], ns.X[P(ns)], ns.X).output,
+                         "Your queries and keys moved but the values did not. All three come from the same tokens."),
+             ]),
+        Part("kv_permuted_output", lambda ns: attn.attention(ns.X, ns.X[P(ns)], ns.X[P(ns)]).output,
+             what="the output when only the keys and values are permuted, (T, d)", decimals=2,
+             praise="It is Y itself: permuting keys and values together changes nothing (invariance).",
+             mistakes=[
+                 Mistake("permuted_rows", lambda ns: Y(ns)[P(ns)],
+                         "The queries did not move, so the output rows do not move either. Only the order of the "
+                         "terms in each weighted sum changed."),
+                 Mistake("keys_only", lambda ns: attn.attention(ns.X, ns.X[P(ns)], ns.X).output,
+                         "You permuted the keys but not the values: key j and value j must move together."),
+                 Mistake("values_only", lambda ns: attn.attention(ns.X, ns.X, ns.X[P(ns)]).output,
+                         "You permuted the values but not the keys: key j and value j must move together."),
+             ]),
+    ]
+
+
+E04 = register(Item(
+    id="E04", title="Permutation equivariance, checked", page="exercises/e04-permutation", kind="exercise",
+    data=e04_data, parts=_perm_parts(),
+    hints=(
+        "Self-attention here uses X as queries, keys and values: Y = attn.attention(X, X, X).output.",
+        "X[perm] is the sequence in the new order: its row i is the old row perm[i]. Run attention on it.",
+        "For the second answer the queries stay X; only the keys and the values become X[perm], both of them.",
+        "Compare your two answers with Y[perm] and Y (np.allclose): which is which, and why?",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E05 choose the mask
+
+def _window(T, w):
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    return (j <= i) & (j > i - w)
+
+
+def e05_data(rng=None) -> dict:
+    return {"T": 5, "window": 3, "n_real": 3}
+
+
+def _mask_parts() -> list[Part]:
+    def band(ns, lo, hi):  # lo <= i - j <= hi
+        i, j = np.arange(ns.T)[:, None], np.arange(ns.T)[None, :]
+        return (i - j >= lo) & (i - j <= hi)
+
+    def pad(ns):
+        return np.broadcast_to(np.arange(ns.T)[None, :] < ns.n_real, (ns.T, ns.T)).copy()
+
+    return [
+        Part("window_mask", lambda ns: attn.causal_mask(ns.T) & _window(ns.T, ns.window), kind="mask",
+             what="the window mask (T × T)", praise="Each token reads itself and the two tokens before it.",
+             mistakes=[
+                 Mistake("polarity", lambda ns: ~(attn.causal_mask(ns.T) & _window(ns.T, ns.window)),
+                         "The polarity is reversed: True means \"may read\". Put True where the query may read the key."),
+                 Mistake("causal_only", lambda ns: attn.causal_mask(ns.T),
+                         "That is the plain causal mask: every token reads all of its past. The rule allows only the "
+                         "last 3 positions, itself included (i − 2 ≤ j ≤ i)."),
+                 Mistake("not_causal", lambda ns: band(ns, -(ns.window - 1), ns.window - 1),
+                         "Your window reaches into the future too (|i − j| ≤ 2). The rule reads only backwards: j ≤ i."),
+                 Mistake("shifted_back", lambda ns: band(ns, 1, ns.window),
+                         "Shifted by one: your window leaves out the token itself and reaches one step further back. "
+                         "The rule is i − 2 ≤ j ≤ i, the diagonal included."),
+                 Mistake("too_wide", lambda ns: band(ns, 0, ns.window),
+                         "Shifted by one: your window holds 4 positions. Itself and the two before it make 3 "
+                         "(i − 2 ≤ j ≤ i)."),
+                 Mistake("too_narrow", lambda ns: band(ns, 0, ns.window - 2),
+                         "Your window holds 2 positions; the rule asks for 3: the token itself and the two before it."),
+                 Mistake("transposed", lambda ns: (attn.causal_mask(ns.T) & _window(ns.T, ns.window)).T,
+                         "That is the transpose: rows are queries (the reader), columns are keys (the read). "
+                         "Row i has True in columns i − 2, i − 1 and i."),
+             ]),
+        Part("pad_mask", pad, kind="mask", what="the padding mask (T × T)",
+             praise="Every token, padding included, reads the real tokens and no padding.",
+             mistakes=[
+                 Mistake("polarity", lambda ns: ~pad(ns),
+                         "The polarity is reversed: True means \"may read\". The real tokens are the ones to read."),
+                 Mistake("rows", lambda ns: pad(ns).T,
+                         "You masked rows (the padding queries) instead of columns (the padding keys). What must not "
+                         "be read is a key: column j is False when token j is padding."),
+                 Mistake("both", lambda ns: pad(ns) & pad(ns).T,
+                         "You also blocked the padding queries' rows, leaving them nothing to read: their softmax "
+                         "would be 0/0. Only the keys (columns) of padding are masked; a padding query's output is "
+                         "simply ignored later."),
+                 Mistake("shifted", lambda ns: np.broadcast_to(np.arange(ns.T)[None, :] < ns.n_real - 1,
+                                                                (ns.T, ns.T)).copy(),
+                         "Shifted by one: 3 tokens are real (positions 0, 1, 2), so 3 columns are True."),
+                 Mistake("causal", lambda ns: attn.causal_mask(ns.T) & pad(ns),
+                         "You added a causal rule, but this encoder reads in both directions: only padding is masked."),
+             ]),
+    ]
+
+
+E05 = register(Item(
+    id="E05", title="Choose the mask for a rule", page="exercises/e05-masks", kind="exercise",
+    data=e05_data, parts=_mask_parts(),
+    hints=(
+        "A mask is a T × T array of booleans: row i is the query (the reader), column j the key. True means "
+        "\"query i may read key j\".",
+        "Index grids help: i = np.arange(T)[:, None], j = np.arange(T)[None, :]. Then a rule is a comparison, "
+        "for example j <= i for the causal mask.",
+        "The window: j ≤ i and j ≥ i − 2. Check row 0 (only column 0), row 2 (columns 0, 1, 2) and row 4 "
+        "(columns 2, 3, 4).",
+        "Padding: only the keys are masked, so the mask depends on j alone: j < 3 in every row.",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E06 FLOPs and bytes
+
+def e06_data(rng=None) -> dict:
+    return {"T": 4096, "d_k": 64, "dtype": "float32"}
+
+
+def _e06_parts() -> list[Part]:
+    def flops(ns):
+        return attn.score_flops(ns.T, ns.T, ns.d_k, ns.d_k).scores
+
+    def nbytes(ns):
+        return attn.score_matrix_bytes(ns.T, ns.T, ns.dtype)
+
+    return [
+        Part("flops", flops, what="the operation count, a number", rtol=5e-3, atol=0.0,
+             praise="2·T²·d_k: one multiplication and one addition per term, d_k terms per score, T² scores.",
+             mistakes=[
+                 Mistake("mults_only", lambda ns: flops(ns) / 2,
+                         "You counted the multiplications only. Each of the d_k terms of a dot product also needs "
+                         "an addition: 2·d_k operations per score."),
+                 Mistake("one_row", lambda ns: 2 * ns.T * ns.d_k,
+                         "That is one query's row of scores. There are T queries, so T² scores in all."),
+                 Mistake("d_k_squared", lambda ns: 2 * ns.T * ns.d_k ** 2,
+                         "That grows with d_k², as for a d_k × d_k product. The score matrix is T × T, each entry a "
+                         "d_k-term dot product: 2·T²·d_k."),
+                 Mistake("rounded", lambda ns: float(f"{flops(ns):.2g}"),
+                         "Close, but rounded too far: give the exact count, or at least three significant figures."),
+             ]),
+        Part("score_bytes", nbytes, what="the bytes of S, a number", rtol=5e-3, atol=0.0,
+             praise="T² entries of 4 bytes each: memory grows as the square of the sequence length.",
+             mistakes=[
+                 Mistake("float64", lambda ns: attn.score_matrix_bytes(ns.T, ns.T, np.float64),
+                         "That is for float64 (8 bytes an entry). A float32 entry takes 4 bytes."),
+                 Mistake("bits", lambda ns: 8 * nbytes(ns),
+                         "That is the count in bits. A float32 entry is 32 bits = 4 bytes."),
+                 Mistake("entries", lambda ns: ns.T ** 2,
+                         "That is the number of entries. Multiply by the bytes per entry (4 for float32)."),
+                 Mistake("q_size", lambda ns: ns.T * ns.d_k * 4,
+                         "That is the size of Q (T × d_k). The score matrix is T × T: it does not depend on d_k."),
+                 Mistake("mib", lambda ns: nbytes(ns) / 2 ** 20,
+                         "That looks like the size in MiB. Give it in bytes (1 MiB = 2²⁰ bytes)."),
+             ]),
+        Part("growth", lambda ns: nbytes(SimpleNamespace(T=2 * ns.T, dtype=ns.dtype)) / nbytes(ns),
+             what="a factor, a number", atol=1e-6,
+             praise="Doubling T multiplies the score matrix by 4: quadratic cost (Proposition 5).",
+             mistakes=[
+                 Mistake("linear", lambda ns: 2.0,
+                         "Doubling T doubles the rows and doubles the columns of S: the entries grow by 2 · 2."),
+                 Mistake("cubic", lambda ns: 8.0,
+                         "The score matrix has two axes of length T, not three: the factor is 2²."),
+             ]),
+    ]
+
+
+E06 = register(Item(
+    id="E06", title="The FLOPs and bytes of the score matrix", page="exercises/e06-cost", kind="exercise",
+    data=e06_data, parts=_e06_parts(),
+    hints=(
+        "S = Q Kᵀ is T × T. Each entry is a dot product of two d_k-vectors: d_k multiplications and d_k additions.",
+        "Operations: (number of entries) × (operations per entry) = T² · 2·d_k.",
+        "Bytes: T² entries × 4 bytes per float32 entry. d_k does not appear: S holds one number per pair of tokens.",
+        "Doubling T: write the bytes for 2T and divide by the bytes for T.",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E07 Var(q·k) by simulation
+
+E07_DKS = (4, 16, 64, 256)
+
+
+def e07_data(rng=None) -> dict:
+    return {"d_ks": E07_DKS, "n": 20_000}
+
+
+def _dot_var(ns) -> np.ndarray:
+    # q, k with independent standard-normal entries: Var(q·k) = Σ Var(q_i k_i) = d_k (Proposition 3)
+    return np.asarray(ns.d_ks, dtype=np.float64) * 1.0 * 1.0
+
+
+E07 = register(Item(
+    id="E07", title="Var(q·k) grows with d_k: a simulation", page="exercises/e07-variance", kind="exercise",
+    data=e07_data,
+    parts=[
+        Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=0.08, atol=0.0,
+             praise="The variance tracks d_k itself: a dot product of d_k independent terms.",
+             mistakes=[
+                 Mistake("std", lambda ns: np.sqrt(_dot_var(ns)),
+                         "These are standard deviations (they grow like √d_k). The variance is the square: "
+                         "np.var, or .std() ** 2."),
+                 Mistake("scaled", lambda ns: np.ones(len(ns.d_ks)),
+                         "These are the variances after dividing by √d_k, all about 1. The exercise asks for the raw "
+                         "q·k, before scaling."),
+                 Mistake("divided_by_dk", lambda ns: 1.0 / _dot_var(ns),
+                         "These shrink like 1/d_k: the dot products were divided by d_k, or the variance inverted. "
+                         "Take np.var of the raw q·k."),
+             ]),
+        Part("slope", lambda ns: 1.0, what="the log-log slope, a number", atol=0.1,
+             praise="Slope 1: Var(q·k) ∝ d_k, which is why the scores are divided by √d_k.",
+             mistakes=[
+                 Mistake("std", lambda ns: 0.5,
+                         "A slope of 1/2 is that of the standard deviation. Fit log(variance) against log(d_k)."),
+                 Mistake("scaled", lambda ns: 0.0,
+                         "A flat line is what the scaled scores give. Fit the raw variances."),
+                 Mistake("divided_by_dk", lambda ns: -1.0,
+                         "A negative slope: the variance falls with d_k in your fit. Check which is x (log d_k) and "
+                         "which is y (log variance), and that the dot products were not divided by d_k."),
+             ]),
+    ],
+    hints=(
+        "For one d_k: q = rng.standard_normal((n, d_k)), k likewise; the n dot products are (q * k).sum(axis=1).",
+        "np.var of those n numbers estimates Var(q·k). Repeat for each d_k in (4, 16, 64, 256).",
+        "With n = 20,000 the estimates wobble by one or two per cent: the checker allows 8 %.",
+        "The slope: np.polyfit(np.log(d_ks), np.log(variances), 1)[0].",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E08 find τ
+
+def _top_weight(s, tau) -> float:
+    return float(attn.softmax(np.asarray(s, dtype=np.float64), tau=tau).max())
+
+
+def _solve_tau(s, target, lo=1e-3, hi=1e3) -> float:
+    """The τ at which the largest softmax weight equals ``target`` (bisection in log τ; it decreases in τ)."""
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if _top_weight(s, mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(lo * hi)
+
+
+def _tau_atol(s, target, weight_tol) -> float:
+    """How far τ may move before the largest weight moves by ``weight_tol`` (from dw/dτ at the solution)."""
+    t = _solve_tau(s, target)
+    h = 1e-6 * t
+    slope = abs(_top_weight(s, t + h) - _top_weight(s, t - h)) / (2 * h)
+    return weight_tol / slope
+
+
+E08_S2, E08_S4, E08_TARGET, E08_WTOL = (2.0, 0.0), (2.0, 1.0, 0.5, 0.0), 0.9, 0.005
+
+
+E08 = register(Item(
+    id="E08", title="Find the temperature for a target weight", page="exercises/e08-temperature", kind="exercise",
+    data=lambda rng: {"s2": _a(E08_S2), "s4": _a(E08_S4), "target": E08_TARGET},
+    parts=[
+        Part("tau_two", lambda ns: _solve_tau(ns.s2, ns.target), what="τ, a number",
+             atol=_tau_atol(E08_S2, E08_TARGET, E08_WTOL),
+             praise="With two keys the largest weight is σ(Δ/τ), so τ = Δ / ln(w/(1 − w)).",
+             mistakes=[
+                 Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s2, ns.target),
+                         "That τ would be right if the temperature multiplied the scores. It divides: "
+                         "softmax(s / τ). Solve 1 / (1 + exp(−2/τ)) = 0.9 for τ."),
+                 Mistake("log_target", lambda ns: 2.0 / math.log(1.0 / (1.0 - ns.target)),
+                         "Close to the idea, but the odds are w/(1 − w) = 0.9/0.1 = 9, not 1/(1 − w): "
+                         "τ = 2 / ln 9."),
+             ]),
+        Part("tau", lambda ns: _solve_tau(ns.s4, ns.target), what="τ, a number",
+             atol=_tau_atol(E08_S4, E08_TARGET, E08_WTOL),
+             praise="The largest weight falls as τ grows, so one bisection finds the τ that gives 0.9.",
+             mistakes=[
+                 Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s4, ns.target),
+                         "That τ would be right if the temperature multiplied the scores. It divides: softmax(s / τ)."),
+                 Mistake("two_keys_only", lambda ns: (ns.s4[0] - ns.s4[1]) / math.log(ns.target / (1 - ns.target)),
+                         "That is the two-key formula for the top two scores; the other two keys take weight too, "
+                         "so τ must be smaller. Solve numerically with all four scores (bisection)."),
+             ]),
+    ],
+    hints=(
+        "Two keys with scores 2 and 0: the largest weight is e^{2/τ} / (e^{2/τ} + 1) = 1 / (1 + e^{−2/τ}).",
+        "Set that to 0.9: e^{−2/τ} = 1/9, so 2/τ = ln 9.",
+        "Four keys: there is no formula, but the largest weight falls steadily as τ grows. Try τ = 0.1 and τ = 10, "
+        "then halve the interval (bisection) until the weight is 0.9 to three decimals.",
+        "The checker looks at the weight your τ gives: within 0.005 of 0.9 counts as right.",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E09 split heads
+
+def e09_split_cases(ns) -> list:
+    X = np.arange(24, dtype=np.float64).reshape(4, 6)  # T = 4, d_model = 6
+    rng = np.random.default_rng(9)
+    return [
+        (X, 2),  # h = 2, d_k = 3
+        (X, 3),  # h = 3, d_k = 2
+        (rng.normal(size=(5, 8)), 4),
+        (rng.normal(size=(3, 4)).astype(np.float32), 1),
+    ]
+
+
+def e09_merge_cases(ns) -> list:
+    return [(attn.split_heads(*args),) for args in e09_split_cases(ns)]
+
+
+E09 = register(Item(
+    id="E09", title="Split and merge heads", page="exercises/e09-heads", kind="exercise",
+    data=lambda rng: {},
+    parts=[
+        Part("split_heads", lambda ns: attn.split_heads, kind="function", what="the heads (h, T, d_k)",
+             cases=e09_split_cases, praise="Head a holds columns a·d_k … (a+1)·d_k − 1 of every token.",
+             mistakes=[
+                 Mistake("reshape_no_transpose", lambda ns: (lambda X, h: np.asarray(X).reshape(
+                     h, X.shape[0], X.shape[1] // h)),
+                         "The right shape, but tokens are mixed into the wrong heads: reshaping (T, d_model) straight "
+                         "to (h, T, d_k) cuts the rows in reading order. Reshape to (T, h, d_k) first, then "
+                         ".transpose(1, 0, 2)."),
+                 Mistake("interleaved", lambda ns: (lambda X, h: np.asarray(X).reshape(
+                     X.shape[0], X.shape[1] // h, h).transpose(2, 0, 1)),
+                         "Your heads take every h-th column (interleaved). Head a is a contiguous block of d_k "
+                         "columns: reshape to (T, h, d_k), not (T, d_k, h)."),
+                 Mistake("no_transpose", lambda ns: (lambda X, h: np.asarray(X).reshape(
+                     X.shape[0], h, X.shape[1] // h)),
+                         "You reshaped to (T, h, d_k) but did not move the head axis first: .transpose(1, 0, 2) "
+                         "gives (h, T, d_k)."),
+             ]),
+        Part("merge_heads", lambda ns: attn.merge_heads, kind="function", what="the merged matrix (T, h·d_k)",
+             cases=e09_merge_cases, praise="merge_heads(split_heads(X, h)) gives X back.",
+             mistakes=[
+                 Mistake("reshape_no_transpose", lambda ns: (lambda H: np.asarray(H).reshape(
+                     H.shape[1], H.shape[0] * H.shape[2])),
+                         "The right shape, but the entries are in the wrong places: move the token axis first "
+                         "(.transpose(1, 0, 2) gives (T, h, d_k)), then reshape to (T, h·d_k)."),
+                 Mistake("stacked", lambda ns: (lambda H: np.concatenate(list(np.asarray(H)), axis=0)),
+                         "You stacked the heads on top of each other (h·T rows). They go side by side: row t is "
+                         "concat(H[0, t], …, H[h−1, t])."),
+             ]),
+    ],
+    hints=(
+        "Head a of token t is X[t, a*d_k:(a+1)*d_k], with d_k = d_model // h.",
+        "X.reshape(T, h, d_k) cuts each row into h blocks: entry [t, a] is token t's a-th block.",
+        "Then .transpose(1, 0, 2) puts the head axis first: (h, T, d_k). Reshaping straight to (h, T, d_k) "
+        "mixes tokens.",
+        "merge_heads undoes it in reverse order: H.transpose(1, 0, 2).reshape(T, h * d_k).",
+    ),
+))
+
+
+# ----------------------------------------------------------------------------- E10 break it: the NaN
+
+def e10_data(rng=None) -> dict:
+    Q = _a([[1, 0], [0, 1], [1, 1], [2, 0]])  # (T, d_k) = (4, 2)
+    K = _a([[0, 1], [1, 0], [1, 1], [0, 2]])
+    V = _a([[1, 0], [0, 1], [1, 1], [2, 2]])  # (T, d_v)
+    pad = np.array([False, True, True, True])  # token 0 is left padding
+    mask = attn.causal_mask(4) & pad[None, :]  # causal AND not padding: query 0 can read nothing
+    return {"Q": Q, "K": K, "V": V, "mask": mask}
+
+
+def _safe(Q, K, V, mask=None):
+    return attn.attention(Q, K, V, mask=mask, empty_rows="zero").output
+
+
+def _e10_wrong(kind):
+    """The page's broken function ("as_given": no max shift, no care for empty rows) and two half repairs."""
+    def f(Q, K, V, mask=None):
+        Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+        S = Q @ K.T / math.sqrt(Q.shape[-1])  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+        if mask is not None:
+            S = np.where(mask, S, -1e9 if kind == "big_negative" else -np.inf)
+        empty = ~np.isfinite(S).any(axis=-1, keepdims=True)  # (T_q, 1): rows with no key to read
+        with np.errstate(all="ignore"):
+            if kind == "big_negative":
+                S = S - S.max(axis=-1, keepdims=True)
+            W = np.exp(S)
+            W = W / W.sum(axis=-1, keepdims=True)
+        if kind == "unstable":
+            W = np.where(empty, 0.0, W)
+        return W @ V
+    return f
+
+
+def e10_cases(ns) -> list:
+    rng = np.random.default_rng(10)
+    return [
+        (ns.Q, ns.K, ns.V, ns.mask),  # the page's example: query 0 reads nothing
+        (ns.Q, ns.K, ns.V),  # no mask: same as ordinary attention
+        (300 * rng.normal(size=(3, 4)), 300 * rng.normal(size=(3, 4)), rng.normal(size=(3, 2)),
+         np.array([[False, False, False], [True, True, False], [True, True, True]])),  # large scores, an empty row
+        (ns.Q.astype(np.float32), ns.K.astype(np.float32), ns.V.astype(np.float32), ns.mask),
+    ]
+
+
+E10_CHOICES = (
+    "exp overflowed: the scores are too large and exp(s) became inf",
+    "query 0 may read no key: its scores are all −∞, the exponentials all 0, and 0/0 is NaN",
+    "the scale 1/√d_k divided by zero",
+    "a value row holds NaN",
+)
+
+E10 = register(Item(
+    id="E10", title="Break it: why is the output NaN?", page="exercises/e10-nan", kind="exercise",
+    data=e10_data,
+    parts=[
+        Part("cause", lambda ns: 2.0, what="one choice, a number from 1 to 4", atol=1e-6,
+             praise="A fully masked row leaves nothing to normalise: Σ exp = 0, and 0/0 = NaN.",
+             mistakes=[
+                 Mistake("overflow", lambda ns: 1.0,
+                         "Look at the sizes: every score here is below 3 in size, and exp(3) ≈ 20 is far from "
+                         "overflowing. Print the scores of row 0 after masking."),
+                 Mistake("scale", lambda ns: 3.0,
+                         "d_k = 2 here, so the scale is 1/√2, a finite number. Print the row of scores that gives NaN."),
+                 Mistake("values", lambda ns: 4.0,
+                         "V holds small whole numbers, no NaN (np.isnan(V).any() is False). Only row 0 of the output "
+                         "is NaN: what is special about query 0?"),
+             ]),
+        Part("safe_attention", lambda ns: _safe, kind="function", what="the output (T_q, d_v)", cases=e10_cases,
+             praise="A query that may read nothing now outputs zeros, and large scores do not overflow.",
+             mistakes=[
+                 Mistake("big_negative", lambda ns: _e10_wrong("big_negative"),
+                         "No NaN now, but the empty row got equal weights over all its (forbidden) keys: with "
+                         "-1e9 in place of -∞ every entry of the row is the same after the max shift. A query that may "
+                         "read nothing should output zeros: find the rows with no True in the mask, and zero them."),
+                 Mistake("broken", lambda ns: _e10_wrong("as_given"),
+                         "This still gives NaN for a query whose keys are all masked. Find those rows "
+                         "(~mask.any(axis=-1)) and set their weights (or outputs) to 0."),
+                 Mistake("unstable", lambda ns: _e10_wrong("unstable"),
+                         "The empty row is handled, but large scores still overflow: subtract each row's largest "
+                         "finite score before exponentiating."),
+             ]),
+    ],
+    hints=(
+        "Print the masked scores, np.where(mask, S, -np.inf). Which row is special?",
+        "Row 0 of the mask is all False: token 0 is padding, and the causal rule lets query 0 read only key 0. "
+        "exp(−∞) = 0 for every entry, the row sum is 0, and 0/0 = NaN.",
+        "To repair it: find the empty rows, empty = ~mask.any(axis=-1); give them any finite scores (say 0) before "
+        "the softmax, then set their weights to 0 after it.",
+        "Keep the softmax stable: subtract each row's maximum (over the finite scores) before np.exp.",
+    ),
+))
+
+
+__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E10_CHOICES", "E07_DKS"]
