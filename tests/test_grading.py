@@ -335,3 +335,162 @@ def test_learner_copies_are_not_in_the_toc():
     assert "exercises/learner" not in toc
     for page in learner.pages(ROOT):
         assert f"exercises/{page.stem}" in toc, page.stem
+
+
+# ----------------------------------------------------------------------------- B02–B05 and the variants
+def independent_answers(item_id, d):
+    """Each item's answers, computed without attn: loops, math.exp, explicit formulas."""
+    if item_id in ("B01", "V01", "B04", "V04"):
+        Q, K, V = (np.asarray(x, dtype=float) for x in (d.Q, d.K, d.V))
+        d_k = Q.shape[1]
+        S = np.array([[sum(q * k for q, k in zip(Q[i], K[j])) / math.sqrt(d_k) for j in range(len(K))]
+                      for i in range(len(Q))])
+        W = softmax_rows(S)
+        O = np.array([[sum(W[i, j] * V[j, c] for j in range(len(V))) for c in range(V.shape[1])]
+                      for i in range(len(Q))])
+        return {"scores": S, "weights": W, "output": O}
+    if item_id in ("B02", "V02"):
+        s = [float(x) for x in d.s]
+        W = softmax_rows(np.array([[x / t for x in s] for t in d.taus]))
+        top = max(s)
+        return {"weights": W, "cold_limit": np.array([1.0 if x == top else 0.0 for x in s])}
+    if item_id in ("B03", "V03"):
+        T = len(d.S)
+        M = np.array([[j <= i for j in range(T)] for i in range(T)])
+        W = softmax_rows(np.array([[float(d.S[i][j]) if M[i, j] else -math.inf for j in range(T)] for i in range(T)]))
+        return {"mask": M, "weights": W, "output": W @ np.asarray(d.V, dtype=float)}
+    if item_id == "B05":
+        var = d.d_k * d.var_q * d.var_k
+        return {"var_raw": var, "var_scaled": var / d.d_k, "simulated": var}
+    raise KeyError(item_id)
+
+
+PROBLEMS = ["B01", "B02", "B03", "B04", "B05"]
+VARIANTS = ["V01", "V02", "V03", "V04"]
+SEEDS = range(40)
+
+
+@pytest.mark.parametrize("item_id", PROBLEMS)
+def test_problems_agree_with_an_independent_computation_and_solved_answers_pass(item_id):
+    it = get_item(item_id)
+    mine = independent_answers(item_id, it.context())
+    for k, v in it.expected().items():
+        np.testing.assert_allclose(np.asarray(v, dtype=float), np.asarray(mine[k], dtype=float), atol=1e-3)
+    assert bool(check(item_id, **mine))
+    rounded = {k: np.round(np.asarray(v, dtype=float), 2).tolist() for k, v in mine.items()}
+    assert bool(check(item_id, **rounded)), str(check(item_id, **rounded))
+
+
+@pytest.mark.parametrize("item_id", VARIANTS)
+def test_variants_agree_with_an_independent_computation(item_id):
+    it = get_item(item_id)
+    for seed in SEEDS:
+        mine = independent_answers(item_id, it.context(seed))
+        for k, v in it.expected(seed).items():
+            np.testing.assert_allclose(np.asarray(v, dtype=float), np.asarray(mine[k], dtype=float), atol=1e-3,
+                                       err_msg=f"{item_id} seed {seed} {k}")
+        rep = check(item_id, seed=seed, **{k: np.round(np.asarray(v, dtype=float), 2) for k, v in mine.items()})
+        assert bool(rep), (seed, str(rep))
+
+
+@pytest.mark.parametrize("item_id", VARIANTS)
+def test_variants_are_reproducible_varied_and_pleasant(item_id):
+    it = get_item(item_id)
+    draws = []
+    for seed in SEEDS:
+        a = variant(item_id, seed)
+        b = variant(item_id, seed)
+        data = {k: v for k, v in vars(it.context(seed)).items() if k not in it.part_names}
+        for k, v in data.items():
+            assert np.array_equal(np.asarray(getattr(a, k)), np.asarray(getattr(b, k)))
+            if isinstance(v, np.ndarray):
+                assert np.issubdtype(v.dtype, np.integer) and np.abs(v).max() <= 4, (seed, k, v)
+        draws.append(repr(data))
+    assert len(set(draws)) == len(draws), "different seeds must give different numbers"
+    # a fresh interpreter's draw does not depend on which seeds were drawn before
+    fresh = it.data(np.random.default_rng(7))
+    for k, v in fresh.items():
+        assert np.array_equal(np.asarray(v), np.asarray(getattr(it.context(7), k)))
+
+
+@pytest.mark.parametrize("item_id", VARIANTS)
+def test_variant_mistakes_are_recognised_for_every_seed(item_id):
+    it = get_item(item_id)
+    for seed in SEEDS:
+        _assert_mistakes_recognised(it, seed)
+
+
+def test_variant_display_and_bad_seeds():
+    v = variant("V01", 3)
+    text = str(v)
+    assert text.startswith("V01 (seed 3)") and "Q = [[" in text and "V = [[" in text
+    assert "<pre>" in v._repr_html_()
+    for bad in (-1, 1.5, "7", None, True):
+        assert isinstance(variant("V01", bad), Note)
+    assert isinstance(variant("B01", 3), Note)
+    assert isinstance(check("V01", scores=1), Note)  # a variant needs its seed
+
+
+def test_variant_check_reads_the_callers_variables():
+    v = variant("V04", 5)
+    mine = independent_answers("V04", get_item("V04").context(5))
+    globals()["scores"] = mine["scores"]
+    try:
+        assert v.check("scores").correct
+        assert v.check("weights").status == NOT_TRIED
+    finally:
+        del globals()["scores"]
+
+
+@pytest.mark.parametrize("item_id", PROBLEMS + VARIANTS)
+def test_junk_never_raises_for_any_part(item_id):
+    it = get_item(item_id)
+    seed = 1 if it.seeded else None
+    for p in it.parts:
+        for junk in JUNK:
+            fb = it.judge(p.name, junk, seed)
+            assert fb.status in (NOT_TRIED, NOT_YET) and fb.message
+
+
+def test_masks_accept_booleans_and_zero_one_integers_only():
+    it = get_item("B03")
+    m = np.tril(np.ones((4, 4), dtype=int))
+    assert it.judge("mask", m).correct and it.judge("mask", m.astype(bool).tolist()).correct
+    assert it.judge("mask", m * 2).mistake == "type"
+
+
+def test_b05_accepts_a_real_simulation():
+    d = get_item("B05").context()
+    rng = np.random.default_rng(1)
+    q = rng.normal(0, math.sqrt(d.var_q), size=(20_000, d.d_k))
+    k = rng.normal(0, math.sqrt(d.var_k), size=(20_000, d.d_k))
+    assert check("B05", simulated=np.var((q * k).sum(axis=1))).correct
+    assert check("B05", simulated=np.std((q * k).sum(axis=1))).mistake == "std"
+
+
+GIVEN_NAMES = {"B01": "QKV", "B02": ("s", "taus"), "B03": ("S", "V"), "B04": "QKV", "B05": ("d_k", "var_q", "var_k")}
+PAGES = {"B01": "b01-three-tokens", "B02": "b02-temperature", "B03": "b03-causal-mask", "B04": "b04-cross-attention",
+         "B05": "b05-variance"}
+
+
+@pytest.mark.parametrize("item_id", PROBLEMS)
+def test_problem_pages_use_the_items_numbers(item_id):
+    names = GIVEN_NAMES[item_id]
+    cells = [c.source for c in _page_cells(PAGES[item_id]) if c.cell_type == "code"]
+    src = next(c for c in cells if re.search(rf"^{re.escape(names[0])} = ", c, re.M))
+    ns = {"np": np}
+    exec(src, ns)
+    d = get_item(item_id).context()
+    for k in names:
+        np.testing.assert_array_equal(np.asarray(ns[k]), np.asarray(getattr(d, k)))
+    assert get_item(item_id).page == f"exercises/{PAGES[item_id]}"
+
+
+@pytest.mark.parametrize("item_id", PROBLEMS + VARIANTS)
+def test_every_item_has_a_page_in_the_toc_and_the_index(item_id):
+    page = get_item(item_id).page
+    assert (ROOT / f"{page}.md").exists()
+    assert f"file: {page}\n" in (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    label = page.split("/")[-1]
+    assert f"{{ref}}`{label}`" in (ROOT / "exercises" / "index.md").read_text(encoding="utf-8")
+    assert f"({label})=" in (ROOT / f"{page}.md").read_text(encoding="utf-8")
