@@ -121,3 +121,10 @@ def test_solved_notebooks_get_full_marks(tmp_path):
     nbformat.write(_joined(pages), path)
     rows = batch.grade_file(path, cell_timeout=60)
     assert {r["item"]: (r["status"], r["score"]) for r in rows} == {i: ("correct", 1.0) for i in EXERCISES}
+
+
+def test_the_console_script_is_declared():
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts["attn-grade"] == "attn.grading.batch:main"
