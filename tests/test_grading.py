@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 os.environ["ATTN_GRADING_STRICT"] = "1"  # a bug in the checker must fail the tests, not become a Note
-os.environ["ATTN_PROGRESS"] = "off"
 
 from attn.grading import (  # noqa: E402
     CORRECT, NOT_TRIED, NOT_YET, Feedback, Note, Report, check, get_item, hint, items, variant,
