@@ -26,13 +26,15 @@ def _build(out: Path, *extra: str) -> dict:
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
-    log = done.stdout + done.stderr
+    # kernels' own start-up chatter ("[IPKernelApp] WARNING | ... TCP ...") is not a build warning
+    log = "\n".join(line for line in (done.stdout + done.stderr).splitlines() if not line.startswith("[IPKernelApp]"))
     return {
         "command": " ".join(["jupyter-book", "build", ".", "--path-output", "<tmp>", "-W", "-n", "--keep-going", *extra]),
         "seconds": seconds,
         "returncode": done.returncode,
         "ok": done.returncode == 0,
-        "warnings": sum("WARNING" in line for line in log.splitlines()),
+        "warnings": sum("WARNING:" in line for line in log.splitlines()),
+        "first_warnings": [line for line in log.splitlines() if "WARNING:" in line][:10],
         "log_tail": log.splitlines()[-15:] if done.returncode else [],
     }
 

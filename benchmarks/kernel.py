@@ -126,7 +126,7 @@ def run(T_values=T_VALUES, tick: Callable[[str], None] = lambda s: None, note: C
             row["fraction_of_matmul_rate"] = row["gflops"] / rate["gflops"]
             outputs[name] = out
             if name == "naive":
-                naive_bytes_per_entry = max(naive_bytes_per_entry, row["peak_bytes"] / (T * T))
+                naive_bytes_per_entry = row["peak_bytes"] / (T * T)  # measured: replaces the prior
                 naive_last = (T, row["median_s"])
             rows.append(row)
             del out
