@@ -20,6 +20,7 @@ from .calculus import (
     softmax_jacobian_norm,
 )
 from .masks import causal_mask
+from .positional import sinusoidal_encoding
 from .multihead import MultiHeadAttention, merge_heads, multi_head_attention, split_heads
 from .softmax import log_softmax, logsumexp, softmax
 from .wiring import attention_block, cross_attention, project, self_attention
@@ -48,6 +49,7 @@ __all__ = [
     "score_flops",
     "score_matrix_bytes",
     "scores",
+    "sinusoidal_encoding",
     "self_attention",
     "softmax",
     "softmax_jacobian",
