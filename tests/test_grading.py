@@ -244,6 +244,12 @@ def test_junk_is_feedback_never_an_exception(junk, part):
         assert fb.status == NOT_TRIED
 
 
+def test_entries_left_as_ellipsis_are_named():
+    for partial in ([[0.5, ..., 1]] * 3, np.array([[0.5, ..., 1]] * 3, dtype=object)):
+        fb = check("B01", scores=partial)
+        assert fb.status == NOT_YET and fb.mistake == "partial"
+
+
 def test_wrong_shape_names_both_shapes_and_no_broadcasting_hides_it():
     it = get_item("B01")
     w = it.expected()["weights"]
@@ -493,3 +499,12 @@ def test_every_item_has_a_page_in_the_toc_and_the_index(item_id):
     label = page.split("/")[-1]
     assert f"{{ref}}`{label}`" in (ROOT / "exercises" / "index.md").read_text(encoding="utf-8")
     assert f"({label})=" in (ROOT / f"{page}.md").read_text(encoding="utf-8")
+
+
+def test_importing_the_grader_loads_numpy_only():
+    import subprocess
+    import sys
+    code = ("import sys, attn.grading; bad = [m for m in ('matplotlib', 'ipywidgets', 'IPython', 'jsonschema', "
+            "'jupytext', 'nbformat') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -27,6 +27,8 @@ def _has_ellipsis(value, depth: int = 0) -> bool:
         return True
     if depth < 4 and isinstance(value, (list, tuple)):
         return any(_has_ellipsis(v, depth + 1) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return any(v is Ellipsis for v in value.flat)
     return False
 
 
