@@ -9,7 +9,10 @@ _config.yml and bin/offline-assets). This extension fixes what configuration alo
   to ``vendor/html-manager`` before the bundle loads;
 * a script registered twice (sphinx-thebe's inline ``const THEBE_JS_URL = ...`` is added twice
   under Jupyter Book 1) is a JavaScript error (``Identifier has already been declared``) on every
-  page: keep the first of identical scripts.
+  page: keep the first of identical scripts;
+* a code block that becomes scrollable after a click (a solution unfolded) is made focusable;
+* the theme's sidebar opens a chapter's sections with a bare chevron (``<summary>`` with no text):
+  give it an accessible name (axe-core: summary-name, serious).
 """
 from __future__ import annotations
 
@@ -17,9 +20,30 @@ import os
 
 REQUIRE_JS = "vendor/require.js"
 HTML_MANAGER = "vendor/html-manager"
+# Each AMD module bundled in embed-amd.js finds its font files next to its own module URL: map every
+# one of them into vendor/html-manager/, where bin/offline-assets put the fonts.
+BUNDLED_MODULES = {
+    "@jupyter-widgets/base": "/base",
+    "@jupyter-widgets/base7": "/base7",
+    "@jupyter-widgets/controls": "/controls",
+    "@jupyter-widgets/controls7": "/controls7",
+    "@jupyter-widgets/html-manager": "/html-manager",
+    "@jupyter-widgets/html-manager/dist": "",
+}
 REQUIRE_CONFIG = (
-    "require.config({paths: {'@jupyter-widgets/html-manager/dist': "
-    f"(document.documentElement.dataset.content_root || './') + '{HTML_MANAGER}'}}}});"
+    "(function () { var root = (document.documentElement.dataset.content_root || './') + '" + HTML_MANAGER + "';"
+    " require.config({paths: {"
+    + ", ".join(f"'{module}': root + '{leaf}'".replace(" + ''", "") for module, leaf in BUNDLED_MODULES.items())
+    + "}}); })();"
+)
+# The theme makes a scrollable code block focusable (keyboard users can scroll it) only when the page
+# loads: do it again after a click (a solution unfolded, a dropdown opened). axe-core:
+# scrollable-region-focusable (serious).
+FOCUSABLE_SCROLLERS = (
+    "(function () { function tabStops() {"
+    " document.querySelectorAll('pre, .cell_output, .output').forEach(function (e) {"
+    " if (e.scrollWidth > e.clientWidth && e.tabIndex < 0) e.setAttribute('tabindex', '0'); }); }"
+    " document.addEventListener('click', function () { setTimeout(tabStops, 50); setTimeout(tabStops, 400); }); })();"
 )
 
 
@@ -48,7 +72,35 @@ def _tidy_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = kept
 
 
+def _name_sidebar_toggles(html: str) -> str:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for summary in soup.select("details > summary"):
+        if summary.get_text(strip=True) or summary.get("aria-label"):
+            continue
+        item = summary.find_parent("li")
+        link = item.find("a") if item else None
+        title = link.get_text(" ", strip=True) if link else ""
+        summary["aria-label"] = f"Show or hide the sections of {title}" if title else "Show or hide the sections"
+    return str(soup)
+
+
+def _accessible_sidebar(app, pagename, templatename, context, doctree):
+    generate = context.get("generate_toctree_html")
+    if generate is None or getattr(generate, "_attn_wrapped", False):
+        return
+
+    def generate_toctree_html(*args, **kwargs):
+        return _name_sidebar_toggles(str(generate(*args, **kwargs)))
+
+    generate_toctree_html._attn_wrapped = True
+    context["generate_toctree_html"] = generate_toctree_html
+
+
 def setup(app):
     # run after every other html-page-context handler (MathJax, myst-nb's widget scripts, thebe)
+    app.add_js_file(None, body=FOCUSABLE_SCROLLERS)
     app.connect("html-page-context", _tidy_scripts, priority=900)
+    app.connect("html-page-context", _accessible_sidebar, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,238 @@
+"""What the browser tests visit and collect on each page (used by conftest.py and the tests)."""
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from book import ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+
+
+# -- which pages ------------------------------------------------------------------------------
+def _toc_files(entries) -> list[str]:
+    files = []
+    for entry in entries or []:
+        if "file" in entry:
+            files.append(entry["file"])
+        for key in ("sections", "chapters", "parts"):
+            files += _toc_files(entry.get(key))
+    return files
+
+
+def toc_pages() -> list[str]:
+    """Every page of the table of contents, as its path in _build/html (e.g. chapters/overview.html)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]] + _toc_files(toc.get("parts")) + _toc_files(toc.get("chapters"))
+    return [re.sub(r"\.(md|ipynb)$", "", f) + ".html" for f in files]
+
+
+# Pages Sphinx writes besides the table of contents: the redirect to the first page, the general
+# index, the search page and sphinx-proof's index of results. They are checked like any other page.
+GENERATED_PAGES = ["index.html", "genindex.html", "search.html", "prf-prf.html"]
+PAGES = toc_pages() + GENERATED_PAGES
+
+
+def built_pages(html: Path) -> set[str]:
+    skip = ("_static/", "_sources/", "_images/", "vendor/")
+    return {p.relative_to(html).as_posix() for p in html.rglob("*.html") if not p.relative_to(html).as_posix().startswith(skip)}
+
+
+# -- one visit per page -----------------------------------------------------------------------
+@dataclass
+class PageReport:
+    name: str
+    error: str = ""  # the visit itself failed (timeout, crash): every check of the page fails with it
+    console_errors: list = field(default_factory=list)
+    failed_requests: list = field(default_factory=list)
+    math: dict = field(default_factory=dict)
+    images: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+    axe: list = field(default_factory=list)
+    headings: list = field(default_factory=list)
+    controls: dict = field(default_factory=dict)
+    scrubbers: list = field(default_factory=list)  # per scrubber: frames, whether stepping changed the image
+    solutions: list = field(default_factory=list)  # per solution: folded at first, opened by a click
+    screenshot: Path | None = None
+
+
+COLLECT_JS = r"""
+() => {
+  const skip = 'script,style,pre,code,textarea,mjx-container,.highlight,.output';
+  const root = document.querySelector('main') || document.body;
+  // math: Sphinx wraps every formula in .math; MathJax puts an mjx-container inside when it typesets it
+  const math = [...document.querySelectorAll('.math')];
+  const raw = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode(n) {
+    return n.parentElement.closest(skip) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT; }});
+  const tex = /\$[^$\s][^$]*\$|\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\\frac\b|\\mathbf\b|\\sum\b|\\top\b/;
+  while (walker.nextNode()) {
+    const t = walker.currentNode.textContent;
+    if (tex.test(t)) raw.push(t.trim().slice(0, 120));
+  }
+  const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  return {
+    math: {
+      formulas: math.length,
+      typeset: document.querySelectorAll('mjx-container').length,
+      untypeset: math.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.trim().slice(0, 80)),
+      errors: [...document.querySelectorAll('mjx-merror, [data-mjx-error]')].map(e => (e.getAttribute('data-mjx-error') || e.textContent).slice(0, 120)),
+      raw_tex: raw,
+    },
+    images: [...document.querySelectorAll('img')].map(i => ({
+      src: (i.getAttribute('src') || '').slice(0, 100), alt: i.getAttribute('alt'),
+      in_figure: !!i.closest('figure, .figure, .cell_output, .animation')})),
+    figures: [...document.querySelectorAll('figure, div.figure')].map(f => ({
+      id: f.id || '', imgs: f.querySelectorAll('img, svg, [role=img]').length,
+      unlabelled: [...f.querySelectorAll('img')].filter(i => !(i.getAttribute('alt') || '').trim()).length})),
+    headings: [...article.querySelectorAll('h1, h2, h3, h4, h5, h6')].filter(visible)
+      .map(h => [Number(h.tagName[1]), h.textContent.replace(/[#¶]/g, '').trim().slice(0, 60)]),
+    controls: {
+      widget_views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
+      widgets: [...document.querySelectorAll('.jupyter-widgets, .widget-slider, .widget-hslider')].filter(visible).length,
+      ranges_outside_scrubbers: [...document.querySelectorAll('input[type=range]')].filter(r => !r.closest('.animation')).length,
+      scrubbers: document.querySelectorAll('.animation').length,
+      solutions: document.querySelectorAll('div.solution').length,
+    },
+  };
+}
+"""
+
+
+WAIT_FRAME = "img => !!img.getAttribute('src') && img.getAttribute('src').startsWith('data:image')"
+SRC_CHANGED = "([img, before]) => img.getAttribute('src') !== before"
+SOLUTION_STATE = """
+sol => {
+  const shown = e => e.getBoundingClientRect().height > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const body = [...sol.children].filter(c => !c.classList.contains('admonition-title'));
+  return {dropdown: sol.classList.contains('dropdown'), body: body.length, visible: body.filter(shown).length,
+          title: (sol.querySelector('.admonition-title') || sol).textContent.trim().slice(0, 60)};
+}
+"""
+MATHJAX_DONE = ("() => window.MathJax && MathJax.startup && MathJax.startup.promise ? "
+                "MathJax.startup.promise.then(() => true) : false")
+
+
+async def _changes(page, img, before, action) -> bool:
+    await action()
+    try:
+        await page.wait_for_function(SRC_CHANGED, arg=[await img.element_handle(), before], timeout=5_000)
+        return True
+    except Exception:
+        return False
+
+
+async def _step_scrubbers(page, report: PageReport):
+    animations = page.locator("div.animation")
+    for k in range(await animations.count()):
+        anim = animations.nth(k)
+        img, slider = anim.locator("img").first, anim.locator("input[type=range]").first
+        await anim.scroll_into_view_if_needed()
+        await page.wait_for_function(WAIT_FRAME, arg=await img.element_handle(), timeout=10_000)
+        last = int(await slider.get_attribute("max") or 0)
+        first = await img.get_attribute("src")
+        entry = {"index": k, "frames": last + 1, "next_changes": None, "end_changes": None}
+        if last >= 1:
+            entry["next_changes"] = await _changes(page, img, first, anim.locator('button[title="Next frame"]').click)
+        if last >= 2:
+            second = await img.get_attribute("src")
+            entry["end_changes"] = await _changes(page, img, second, lambda: slider.fill(str(last)))
+            entry["end_changes"] = entry["end_changes"] and await img.get_attribute("src") != first
+        report.scrubbers.append(entry)
+
+
+async def _unfold_solutions(page, report: PageReport):
+    solutions = page.locator("div.solution")
+    for k in range(await solutions.count()):
+        sol = solutions.nth(k)
+        state = await sol.evaluate(SOLUTION_STATE)
+        entry = {"title": state["title"], "dropdown": state["dropdown"],
+                 "folded": state["body"] > 0 and state["visible"] == 0, "opens": False}
+        if state["dropdown"]:
+            await sol.locator(".admonition-title").first.click()
+            try:
+                await page.wait_for_function(f"sol => ({SOLUTION_STATE})(sol).visible > 0",
+                                             arg=await sol.element_handle(), timeout=5_000)
+                entry["opens"] = True
+            except Exception:
+                pass
+        report.solutions.append(entry)
+    if report.solutions:
+        await page.wait_for_timeout(600)  # let the unfolded content settle (tab stops for scrollable code)
+
+
+async def _visit(context, server: str, name: str) -> PageReport:
+    report = PageReport(name)
+    page = await context.new_page()
+    blocked = []
+
+    async def route(r):
+        url = r.request.url
+        if url.startswith(server) or url.startswith("data:"):
+            await r.continue_()
+        else:
+            blocked.append(url)
+            await r.abort()
+
+    await page.route("**/*", route)
+    page.on("console", lambda m: report.console_errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: report.console_errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: report.failed_requests.append(f"{r.url} ({r.failure})"))
+    page.on("response", lambda r: report.failed_requests.append(f"{r.url} (HTTP {r.status})") if r.status >= 400 else None)
+    try:
+        await page.goto(server + name, wait_until="load")
+        await page.wait_for_load_state("networkidle")
+        await page.evaluate(MATHJAX_DONE)  # MathJax typesets after load: wait until it has finished
+        data = await page.evaluate(COLLECT_JS)
+        report.math, report.images, report.figures = data["math"], data["images"], data["figures"]
+        report.headings, report.controls = data["headings"], data["controls"]
+        # what a reader sees on arrival (solutions folded, scrubbers on their first frame)
+        report.screenshot = SCREENSHOTS / (name.replace("/", "__").removesuffix(".html") + ".png")
+        await page.screenshot(path=str(report.screenshot), full_page=True)
+        await _unfold_solutions(page, report)
+        # axe-core injected as an inline script (no request); preload: false, or axe re-fetches every
+        # stylesheet and resolves their @import against the page, not the sheet (a false 404).
+        # It runs with the solutions unfolded, so their content is checked too.
+        await page.add_script_tag(path=str(AXE))
+        result = await page.evaluate("() => axe.run(document, {resultTypes: ['violations'], preload: false})")
+        report.axe = [
+            {"id": v["id"], "impact": v["impact"], "help": v["help"],
+             "nodes": [", ".join(map(str, n["target"])) for n in v["nodes"][:5]]}
+            for v in result["violations"]
+        ]
+        await _step_scrubbers(page, report)
+    except Exception as exc:  # noqa: BLE001 - recorded, every test of this page reports it
+        report.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        seen = " ".join(report.failed_requests)
+        report.failed_requests += [f"{u} (blocked: not 127.0.0.1)" for u in blocked if u not in seen]
+        await page.close()
+    return report
+
+
+async def visit_all(server: str, names: list[str], chromium: str, args: list[str], concurrency: int = 2) -> dict:
+    """Visit every page, ``concurrency`` at a time, in one headless chromium; return name -> PageReport."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=chromium, headless=True, args=args)
+        context = await browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+        context.set_default_timeout(30_000)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(name):
+            async with gate:
+                return await _visit(context, server, name)
+
+        reports = await asyncio.gather(*(one(n) for n in names))
+        await context.close()
+        await browser.close()
+    return dict(zip(names, reports))

@@ -1,0 +1,84 @@
+"""Every page of the built book, loaded in chromium with no network: clean console, no failed request,
+math typeset, images with alt text, headings in order, no dead controls, axe-core without serious or
+critical findings. One page load per page (see conftest.py); one test per page and check."""
+import re
+
+import pytest
+
+from browsing import PAGES, built_pages
+
+BAD_IMPACTS = {"serious", "critical"}
+FILENAME_ALT = re.compile(r"(\.(png|jpe?g|svg|gif|webp)$)|(^\.\./)|_images/|jupyter_execute", re.I)
+
+
+def test_every_built_page_is_checked(book_html):
+    missing = sorted(built_pages(book_html) - set(PAGES))
+    assert not missing, f"pages in _build/html that these tests do not visit (add them to _toc.yml?): {missing}"
+    absent = sorted(set(PAGES) - built_pages(book_html))
+    assert not absent, f"pages these tests expect that the build did not write: {absent}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_console_is_clean(visit, name):
+    r = visit(name)
+    assert not r.console_errors, f"{name}: JavaScript errors:\n" + "\n".join(r.console_errors)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_failed_or_outside_request(visit, name):
+    r = visit(name)
+    assert not r.failed_requests, f"{name}: failed requests (the page must load from 127.0.0.1 alone):\n" + "\n".join(r.failed_requests)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_math_is_typeset(visit, name):
+    m = visit(name).math
+    assert not m["raw_tex"], f"{name}: TeX left as text (not inside $...$ that MathJax typesets?): {m['raw_tex'][:5]}"
+    if m["formulas"]:
+        assert m["typeset"] > 0, f"{name}: {m['formulas']} formulas but no MathJax output (MathJax not loaded?)"
+        assert not m["untypeset"], f"{name}: formulas MathJax did not typeset: {m['untypeset'][:5]}"
+    assert not m["errors"], f"{name}: TeX errors in MathJax output: {m['errors'][:5]}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_images_have_alt_text(visit, name):
+    """Every <img> says what it shows. A matplotlib figure from a code cell gets myst-nb's cell metadata
+    `mystnb: {image: {alt: ...}}` (or glue + {glue:figure} with :alt:); without it Sphinx writes the
+    image's file name as its alt text, which this test rejects."""
+    r = visit(name)
+    bad = [f"{i['src']!r}: alt={i['alt']!r}" for i in r.images
+           if not (i["alt"] or "").strip() or FILENAME_ALT.search(i["alt"].strip())]
+    assert not bad, (f"{name}: images without alt text that says what they show "
+                     "(add cell metadata `mystnb: {image: {alt: ...}}`):\n" + "\n".join(bad))
+    unlabelled = [f["id"] or "(no id)" for f in r.figures if f["unlabelled"]]
+    assert not unlabelled, f"{name}: figures whose image has no alt text: {unlabelled}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_headings_in_order(visit, name):
+    h = visit(name).headings
+    if not h:
+        return
+    assert h[0][0] == 1, f"{name}: the first heading is h{h[0][0]} {h[0][1]!r}, not the page title (h1)"
+    assert [lvl for lvl, _ in h].count(1) == 1, f"{name}: more than one h1: {[t for lvl, t in h if lvl == 1]}"
+    for (a, ta), (b, tb) in zip(h, h[1:]):
+        assert b <= a + 1, f"{name}: heading level jumps from h{a} {ta!r} to h{b} {tb!r}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_dead_controls(visit, name):
+    """The static page has no ipywidgets control (it would move and redraw nothing without a kernel):
+    live widgets sit in cells tagged remove-cell; the page shows the Explorer's scrubber instead."""
+    c = visit(name).controls
+    assert c["widget_views"] == 0 and c["widgets"] == 0, (
+        f"{name}: {c['widget_views']} ipywidgets view(s) / {c['widgets']} widget element(s) in the static page: "
+        "tag the live widget's cell `remove-cell` and show `explorer.scrubber(...)` in a visible cell")
+    assert c["ranges_outside_scrubbers"] == 0, f"{name}: {c['ranges_outside_scrubbers']} slider(s) that are not a scrubber"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_axe_finds_no_serious_violation(visit, name):
+    r = visit(name)
+    bad = [v for v in r.axe if v["impact"] in BAD_IMPACTS]
+    assert not bad, f"{name}: axe-core found:\n" + "\n".join(
+        f"  [{v['impact']}] {v['id']}: {v['help']} at {v['nodes']}" for v in bad)
