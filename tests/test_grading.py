@@ -145,6 +145,9 @@ def test_hint_table(item_id, part, make, key):
     wrong = make(d, it.expected(seed))
     fb = it.judge(part, wrong, seed)
     assert fb.status == NOT_YET and fb.mistake == key, str(fb)
+    declared = {m.key: m.hint for m in it.part(part).mistakes}
+    if key in declared:
+        assert fb.message == declared[key]  # the hint written for that mistake, word for word
 
 
 def test_every_declared_mistake_has_a_row_in_the_table():
