@@ -60,6 +60,7 @@ class PageReport:
     controls: dict = field(default_factory=dict)
     scrubbers: list = field(default_factory=list)  # per scrubber: frames, whether stepping changed the image
     solutions: list = field(default_factory=list)  # per solution: folded at first, opened by a click
+    search_hits: int = 0  # search.html only: results for "softmax"
     screenshot: Path | None = None
 
 
@@ -209,6 +210,11 @@ async def _visit(context, server: str, name: str) -> PageReport:
             for v in result["violations"]
         ]
         await _step_scrubbers(page, report)
+        if name == "search.html":  # the search page finds pages with no server-side help
+            await page.goto(server + "search.html?q=softmax", wait_until="load")
+            await page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0",
+                                         timeout=15_000)
+            report.search_hits = await page.locator("#search-results li").count()
     except Exception as exc:  # noqa: BLE001 - recorded, every test of this page reports it
         report.error = f"{type(exc).__name__}: {exc}"
     finally:

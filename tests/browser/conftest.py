@@ -64,12 +64,17 @@ def pytest_collection_modifyitems(config, items):
     """Visit only the pages the selected tests look at (all of them if a book-wide test is selected)."""
     wanted = set()
     for item in items:
-        if "reports" in getattr(item, "fixturenames", ()) and "visit" not in item.fixturenames:
+        names = getattr(item, "fixturenames", ())
+        if "reports" not in names:
+            continue
+        callspec = getattr(item, "callspec", None)
+        if callspec and "name" in callspec.params:
+            wanted.add(callspec.params["name"])
+        elif "search" in item.name:
+            wanted.add("search.html")
+        else:
             wanted = set(PAGES)
             break
-        callspec = getattr(item, "callspec", None)
-        if callspec and "visit" in item.fixturenames and "name" in callspec.params:
-            wanted.add(callspec.params["name"])
     config._attn_pages = [p for p in PAGES if p in wanted]
 
 

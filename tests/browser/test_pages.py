@@ -82,3 +82,7 @@ def test_axe_finds_no_serious_violation(visit, name):
     bad = [v for v in r.axe if v["impact"] in BAD_IMPACTS]
     assert not bad, f"{name}: axe-core found:\n" + "\n".join(
         f"  [{v['impact']}] {v['id']}: {v['help']} at {v['nodes']}" for v in bad)
+
+
+def test_search_finds_pages(visit):
+    assert visit("search.html").search_hits > 0, "searching the built book for 'softmax' found nothing"
