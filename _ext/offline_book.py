@@ -11,6 +11,8 @@ _config.yml and bin/offline-assets). This extension fixes what configuration alo
   under Jupyter Book 1) is a JavaScript error (``Identifier has already been declared``) on every
   page: keep the first of identical scripts;
 * a code block that becomes scrollable after a click (a solution unfolded) is made focusable;
+* links inside exercise/solution/note boxes get a darker blue (attn-a11y.css): the theme's blue on
+  their tinted background is below WCAG AA contrast (axe-core: color-contrast, serious);
 * the theme's sidebar opens a chapter's sections with a bare chevron (``<summary>`` with no text):
   give it an accessible name (axe-core: summary-name, serious).
 """
@@ -98,7 +100,16 @@ def _accessible_sidebar(app, pagename, templatename, context, doctree):
     context["generate_toctree_html"] = generate_toctree_html
 
 
+STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offline_book_static")
+
+
+def _add_static(app):
+    app.config.html_static_path.append(STATIC)  # not a folder named _static: see _config.yml
+
+
 def setup(app):
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("attn-a11y.css")
     # run after every other html-page-context handler (MathJax, myst-nb's widget scripts, thebe)
     app.add_js_file(None, body=FOCUSABLE_SCROLLERS)
     app.connect("html-page-context", _tidy_scripts, priority=900)
