@@ -8,6 +8,7 @@ traceback from deep inside NumPy instead.
 from __future__ import annotations
 
 import math
+import operator
 from numbers import Real
 
 import numpy as np
@@ -133,3 +134,16 @@ def check_attention_inputs(Q, K, V, mask, tau, empty_rows):
         K = np.where(bad[:, None], 0, K)
         V = np.where(bad[:, None], 0, V)
     return Q, K, V, mask, empty, tau, dtype
+
+
+def check_count(name: str, n) -> int:
+    """Return ``n`` as an int >= 1 (a number of tokens, features, heads or a block size), or raise naming it."""
+    if isinstance(n, bool):
+        raise TypeError(f"{name} must be a whole number (an integer); got {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name} must be a whole number (an integer); got {n!r}") from None
+    if n < 1:
+        raise ValueError(f"{name} must be at least 1; got {n}")
+    return n

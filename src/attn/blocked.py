@@ -14,12 +14,11 @@ per query instead of O(T_k).
 from __future__ import annotations
 
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import check_attention_inputs
+from ._validate import check_attention_inputs, check_count
 
 DEFAULT_BLOCK_SIZE = 512
 DEFAULT_QUERY_BLOCK_SIZE = 1024
@@ -31,15 +30,6 @@ class BlockedAttention(NamedTuple):
     output: np.ndarray  #: (T_q, d_v): the same rows as ``attn.attention(...).output``
     lse: np.ndarray  #: (T_q,): log Σ_j exp(s_ij / τ) over the keys query i may read (-inf for an empty row)
 
-
-def _block_size(name: str, b) -> int:
-    try:
-        b = operator.index(b)
-    except TypeError:
-        raise TypeError(f"{name} must be a whole number of tokens; got {b!r}") from None
-    if b < 1:
-        raise ValueError(f"{name} must be at least 1; got {b}")
-    return b
 
 
 def blocked_attention(
@@ -123,9 +113,9 @@ def blocked_attention(
     with IO-awareness", Alg. 1; Vaswani et al. (2017), eq. (1).
     """
     Q, K, V, mask, empty, tau, dtype = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
-    block_size = _block_size("block_size", block_size)
+    block_size = check_count("block_size", block_size)
     if query_block_size is not None:
-        query_block_size = _block_size("query_block_size", query_block_size)
+        query_block_size = check_count("query_block_size", query_block_size)
     T_q, d_k = Q.shape
     T_k, d_v = V.shape
     if scale is None:

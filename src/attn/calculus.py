@@ -8,12 +8,11 @@ in ``attn``: Q (T_q, d_k), K (T_k, d_k), V (T_k, d_v).
 from __future__ import annotations
 
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import as_float_array, check_finite, check_qk, check_tau
+from ._validate import as_float_array, check_count, check_finite, check_qk, check_tau
 from .softmax import softmax
 
 
@@ -35,17 +34,6 @@ def _check_probabilities(name: str, w, axis: int = -1) -> np.ndarray:
         raise ValueError(f"{name} must sum to 1 along axis {axis} (a probability vector); a slice sums to {bad!r}")
     return w
 
-
-def _count(name: str, n) -> int:
-    if isinstance(n, bool):
-        raise TypeError(f"{name} must be a whole number of tokens or features; got {n!r}")
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{name} must be a whole number of tokens or features; got {n!r}") from None
-    if n < 1:
-        raise ValueError(f"{name} must be at least 1; got {n}")
-    return n
 
 
 # --------------------------------------------------------------------------- derivatives
@@ -159,7 +147,7 @@ def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=N
     TypeError
         A count that is not an integer.
     """
-    d_k, T_k, n = _count("d_k", d_k), _count("T_k", T_k), _count("n", n)
+    d_k, T_k, n = check_count("d_k", d_k), check_count("T_k", T_k), check_count("n", n)
     rng = np.random.default_rng(rng)
     q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k)
     K = rng.standard_normal((n, T_k, d_k))  # (n, T_k, d_k)
@@ -369,7 +357,7 @@ def score_flops(T_q: int, T_k: int, d_k: int, d_v: int) -> FlopCount:
     ----------
     Vaswani et al. (2017), Table 1 (complexity per layer O(n²·d)).
     """
-    T_q, T_k, d_k, d_v = (_count(n, v) for n, v in (("T_q", T_q), ("T_k", T_k), ("d_k", d_k), ("d_v", d_v)))
+    T_q, T_k, d_k, d_v = (check_count(n, v) for n, v in (("T_q", T_q), ("T_k", T_k), ("d_k", d_k), ("d_v", d_v)))
     pairs = T_q * T_k
     return FlopCount(scores=2 * pairs * d_k, scale=pairs, softmax=4 * pairs, weighted_sum=2 * pairs * d_v)
 
@@ -514,7 +502,7 @@ def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
     TypeError
         A count that is not an integer.
     """
-    T_q, T_k = _count("T_q", T_q), _count("T_k", T_k)
+    T_q, T_k = check_count("T_q", T_q), check_count("T_k", T_k)
     try:
         dt = np.dtype(dtype)
     except TypeError:

@@ -5,15 +5,7 @@ import operator
 
 import numpy as np
 
-
-def _count(name: str, n) -> int:
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer number of tokens; got {n!r}") from None
-    if n < 1:
-        raise ValueError(f"{name} must be at least 1; got {n}")
-    return n
+from ._validate import check_count
 
 
 def causal_mask(T_q: int, T_k: int | None = None, offset: int | None = None) -> np.ndarray:
@@ -41,8 +33,8 @@ def causal_mask(T_q: int, T_k: int | None = None, offset: int | None = None) -> 
     ----------
     Vaswani et al. (2017), §3.2.3 (masking illegal connections in the decoder).
     """
-    T_q = _count("T_q", T_q)
-    T_k = T_q if T_k is None else _count("T_k", T_k)
+    T_q = check_count("T_q", T_q)
+    T_k = T_q if T_k is None else check_count("T_k", T_k)
     if offset is None:
         if T_q != T_k:
             raise ValueError(

@@ -12,12 +12,11 @@ MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O with head_i = Attention(Q W
 from __future__ import annotations
 
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import as_float_array, check_finite, check_mask
+from ._validate import as_float_array, check_count, check_finite, check_mask
 from .softmax import softmax
 from .wiring import project
 
@@ -28,15 +27,6 @@ class MultiHeadAttention(NamedTuple):
     output: np.ndarray  #: (T, d_out): the merged heads times W_O
     weights: np.ndarray  #: (h, T, T): weights[a, i, j] is how much query i of head a reads key j
 
-
-def _heads(h) -> int:
-    try:
-        h = operator.index(h)
-    except TypeError:
-        raise TypeError(f"the number of heads h must be an integer; got {h!r}") from None
-    if h < 1:
-        raise ValueError(f"the number of heads h must be at least 1; got {h}")
-    return h
 
 
 def _per_head_width(name: str, width: int, h: int) -> int:
@@ -72,7 +62,7 @@ def split_heads(X, h: int) -> np.ndarray:
     TypeError
         X is not real-valued, or h is not an integer.
     """
-    h = _heads(h)
+    h = check_count("the number of heads h", h)
     X = as_float_array("X", X, ndim=2)
     T, d_model = X.shape
     d_k = _per_head_width("X", d_model, h)
@@ -138,7 +128,7 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, h: int, mask=None) -> MultiHeadA
     ----------
     Vaswani et al. (2017), §3.2.2 (multi-head attention) and eq. (1) (each head).
     """
-    h = _heads(h)
+    h = check_count("the number of heads h", h)
     X = as_float_array("X", X, ndim=2)
     W_Q = as_float_array("W_Q", W_Q, ndim=2)
     W_K = as_float_array("W_K", W_K, ndim=2)
