@@ -56,6 +56,8 @@ class QuadraticCostExplorer(Explorer):
         ax_m.loglog(T, self.fit_blocked.predict(T) / 2**20, "--", color=BLOCKED, alpha=0.6)
         ax_m.set(xlabel="sequence length $T$", ylabel="peak memory (MiB)", title="memory")
         for ax in (ax_t, ax_m):
+            ax.minorticks_off()
+            ax.set_xticks(T, [str(int(t)) for t in T])  # the measured lengths, written out
             ax.legend(loc="upper left", fontsize=8)
             ax.grid(True, which="major", alpha=0.3)
         self.vlines = [ax.axvline(T[0], color="0.4", lw=1, ls=":") for ax in (ax_t, ax_m)]

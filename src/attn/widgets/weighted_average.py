@@ -69,7 +69,7 @@ class WeightedAverageExplorer(Explorer):
         ax_v.plot(hull[:, 0], hull[:, 1], color="0.6", lw=1)
         self.value_dots = ax_v.scatter(V[:, 0], V[:, 1], s=60, c=KEY_COLOURS, zorder=2)
         for i, (x, y) in enumerate(V):
-            ax_v.text(x + 0.12, y + 0.12, f"$v_{i + 1}$", color=KEY_COLOURS[i])
+            ax_v.text(x + 0.3, y - 0.35, f"$v_{i + 1}$", color=KEY_COLOURS[i], zorder=4)  # clear of the dot
         (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", ls="none", zorder=3)
 
     def _redraw(self):
