@@ -511,3 +511,29 @@ def test_importing_the_grader_loads_numpy_only():
             "'jupytext', 'nbformat') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_calls_without_an_item_are_feedback_not_errors():
+    from attn.grading import check, hint
+    for note in (check(), hint()):
+        assert "Which item?" in str(note)
+
+
+def test_transposed_output_message_and_singular_grammar():
+    from attn.grading import check
+    import attn
+    Q = np.array([[1, 0, 1, 0], [0, 2, 0, 0], [1, 1, 1, 1]])
+    K = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [2, 0, 0, 0]])
+    V = np.array([[1, 0], [0, 2], [2, 1]])
+    out = attn.attention(Q, K, V).output
+    msg = str(check("B01", output=out.T))
+    assert "one row per query" in msg and "columns are keys" not in msg
+    wrong = out.copy()
+    wrong[0, 0] += 1.0
+    assert "1 of 6 entry is not right yet" in str(check("B01", output=wrong))
+
+
+def test_progress_given_an_item_id_shows_the_table(tmp_path, monkeypatch):
+    from attn.grading import progress
+    monkeypatch.chdir(tmp_path)
+    assert "II.3.B01" in str(progress("B01"))

@@ -189,7 +189,8 @@ def _diagnose(arr: np.ndarray, expected: np.ndarray, part: Part) -> tuple[str, s
         return "value", f"That is not the value yet{tol}. Check the arithmetic, or ask for a hint."
     first = [int(i) for i in np.argwhere(off)[0]]
     return "value", (
-        f"{int(off.sum())} of {off.size} entries are not right yet (the first at index {first}). "
+        f"{int(off.sum())} of {off.size} {'entry is' if off.sum() == 1 else 'entries are'} not right yet "
+        f"(the first at index {first}). "
         "Check the arithmetic there, or ask for a hint."
     )
 
@@ -198,7 +199,7 @@ def _shape_message(arr: np.ndarray, expected: np.ndarray, part: Part) -> str:
     want = part.what or "this answer"
     msg = f"Your answer has shape {arr.shape}, but {want} has shape {expected.shape}."
     if arr.ndim == expected.ndim == 2 and arr.shape == expected.shape[::-1]:
-        msg += " That is the transposed shape: rows are queries, columns are keys."
+        msg += " That is the transposed shape: the answer has one row per query."
     elif arr.size == expected.size and arr.shape != expected.shape:
         msg += " The right number of entries in the wrong arrangement: check the nesting of your brackets."
     return msg
@@ -226,7 +227,8 @@ def _compare(item_id: str, part: Part, ns, arr: np.ndarray, expected, wrongs: li
         a = arr.reshape(expected.shape)
         off = np.argwhere(a != expected)
         return _fb(item_id, part, NOT_YET,
-                   f"{len(off)} of {a.size} entries are not right yet (the first at index {[int(i) for i in off[0]]}). "
+                   f"{len(off)} of {a.size} {'entry is' if len(off) == 1 else 'entries are'} not right yet "
+                   f"(the first at index {[int(i) for i in off[0]]}). "
                    "True means: this query may read this key.", "value")
     key, msg = _diagnose(arr, expected, part)
     return _fb(item_id, part, NOT_YET, msg, key)
@@ -366,13 +368,16 @@ def _check(item_id, names, answers, seed, namespace) -> Feedback | Report | Note
     return results[0] if len(results) == 1 else Report(results)
 
 
-def check(item_id: str, *names: str, seed: int | None = None, **answers) -> Feedback | Report | Note:
+def check(item_id: str | None = None, *names: str, seed: int | None = None, **answers) -> Feedback | Report | Note:
     """Check answers to an item and return kind, specific feedback (never raises on a wrong or junk answer).
 
     ``check("B01", "scores")`` checks the variable ``scores`` of your notebook;
     ``check("B01")`` checks every part; ``check("B01", scores=S)`` checks the value S.
     Variants take their seed: ``check("V01", "weights", seed=7)``.
     """
+    if item_id is None:
+        return Note("Which item?", "Name the item and, if you like, the part: check('B01', 'scores') checks your "
+                    "variable scores for problem II.3.B01; check('B01') checks every part.")
     namespace = sys._getframe(1).f_globals
     try:
         return _check(item_id, names, answers, seed, namespace)
@@ -383,8 +388,10 @@ def check(item_id: str, *names: str, seed: int | None = None, **answers) -> Feed
                     f"{type(exc).__name__}: {exc}. This is not your mistake; please report it.")
 
 
-def hint(item_id: str, n: int | None = None) -> Note:
+def hint(item_id: str | None = None, n: int | None = None) -> Note:
     """The next hint for an item (one more each call), or hint ``n`` (1-based) again."""
+    if item_id is None:
+        return Note("Which item?", "Name the item: hint('B01') gives the next hint for problem II.3.B01.")
     try:
         item = get_item(item_id)
     except KeyError:

@@ -143,7 +143,7 @@ def _three_parts() -> list[Part]:
              decimals=2, mistakes=score_mistakes()),
         Part("weights", lambda ns: attn.attention(ns.Q, ns.K, ns.V).weights,
              what="the weight matrix (T_q × T_k)", decimals=2, rows_sum_to_one=True,
-             mistakes=weight_mistakes(), praise="Every row sums to 1, as it must."),
+             mistakes=weight_mistakes(), praise="Every row sums to 1 (up to rounding), as it must."),
         Part("output", lambda ns: attn.attention(ns.Q, ns.K, ns.V).output,
              what="the output (T_q × d_v)", decimals=2, mistakes=output_mistakes(),
              praise="Each output row is a weighted average of the value rows."),

@@ -178,6 +178,13 @@ def item_status(data: dict, item) -> str:
     return NOT_YET
 
 
+def _names_an_item(text) -> bool:
+    from .items import items
+
+    name = str(text).upper().removeprefix("II.3.")
+    return any(it.id == name for it in items())
+
+
 def progress(folder: str | os.PathLike | None = None) -> Table:
     """A table of every item (not tried / not yet / correct) from the saved progress file.
 
@@ -185,6 +192,8 @@ def progress(folder: str | os.PathLike | None = None) -> Table:
     """
     from .items import items
 
+    if folder is not None and not Path(folder).is_dir() and _names_an_item(folder):
+        folder = None  # progress("B01"): the learner wants the table, which lists B01 among the rest
     if folder is not None:
         path = Path(folder) / FILENAME
     else:
