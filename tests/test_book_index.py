@@ -148,8 +148,8 @@ def test_links_markdown_and_summary():
     assert md.splitlines() == ["- {prf:ref}`Query <def-query>` (`def-query`)", "- *2 more not yet written*"]
     assert book_index.links_markdown([]) == "*None written yet.*"
     prog = {"basics": book_index.Progress("basics", (lab,), 11)}
-    table = book_index.summary_markdown(prog, (Section("basics", "def-", 11, "what the words mean", ()),))
-    assert table.splitlines()[2] == "| basics | 1/11 (in progress) | what the words mean |"
+    table = book_index.summary_markdown(prog, (Section("basics", "def-", 11, "definitions of the terms", ()),))
+    assert table.splitlines()[2] == "| basics | 1/11 (in progress) | definitions of the terms |"
 
 
 def test_the_chapters_sections():

@@ -58,21 +58,21 @@ class Section:
 
 
 STRANDS: tuple[Section, ...] = (
-    Section("basics", "def-", 11, "what the words mean", (
+    Section("basics", "def-", 11, "definitions of the terms", (
         "def-attention", "def-query", "def-key", "def-value", "def-similarity", "def-score",
         "def-softmax", "def-weighted-aggregation", "def-sdpa", "def-self-attention", "def-cross-attention",
     )),
-    Section("concept", "concept-", 2, "what to picture", ("concept-weighted-average", "concept-score-matrix")),
-    Section("theory", "theory-", 4, "why it works, and when it does not", (
+    Section("concept", "concept-", 2, "the pictures to keep in mind", ("concept-weighted-average", "concept-score-matrix")),
+    Section("theory", "theory-", 4, "why attention works, and where it fails", (
         "theory-no-order", "theory-temperature-limits", "theory-scaling-gradients", "theory-quadratic-cost",
     )),
-    Section("mathematics", "math-", 15, "derive it, then compute it", (
+    Section("mathematics", "math-", 15, "derivations, each checked by a computation", (
         "math-convexity", "math-shift-invariance", "math-logsumexp", "math-softmax-jacobian", "math-grad-query",
         "math-dot-variance", "math-grad-vs-scale", "math-permutation", "math-projection-shapes",
         "math-cross-scores", "math-flops-memory", "math-masking", "math-dot-vs-cosine",
         "math-entropy-temperature", "math-lse-gradient",
     )),
-    Section("practice", "practice-", 9, "build it, break it, read the papers", (
+    Section("practice", "practice-", 9, "implementations, failure modes and the original papers", (
         "practice-from-scratch", "practice-multihead", "practice-break-scale", "practice-break-empty-row",
         "practice-break-float16", "practice-break-mask-polarity", "practice-break-causal-shift",
         "practice-read-papers", "practice-attention-in-a-model",
