@@ -6,15 +6,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 _result: subprocess.CompletedProcess | None = None
+# Signs that a kernel, not a page, failed (a lost message on a busy machine): then build once more.
+KERNEL_TROUBLE = ("CellTimeoutError", "DeadKernelError", "Kernel didn't respond", "Kernel died")
+
+
+def _build() -> subprocess.CompletedProcess:
+    subprocess.run(["rm", "-rf", "_build/html", "_build/.doctrees", "_build/jupyter_execute"], cwd=ROOT, check=True)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    return subprocess.run(
+        [str(jb), "build", ".", "--builder", "html", "--all", "-W", "-n", "--keep-going"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
 
 
 def build_book() -> subprocess.CompletedProcess:
     global _result
     if _result is None:
-        subprocess.run(["rm", "-rf", "_build/html", "_build/.doctrees", "_build/jupyter_execute"], cwd=ROOT, check=True)
-        jb = Path(sys.executable).parent / "jupyter-book"
-        _result = subprocess.run(
-            [str(jb), "build", ".", "--builder", "html", "--all", "-W", "-n", "--keep-going"],
-            cwd=ROOT, capture_output=True, text=True,
-        )
+        _result = _build()
+        log = _result.stdout + _result.stderr
+        if _result.returncode != 0 and any(sign in log for sign in KERNEL_TROUBLE):
+            print("book build: a kernel stopped answering; building once more")
+            _result = _build()
     return _result
