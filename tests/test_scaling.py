@@ -13,7 +13,6 @@ from attn.scaling import (
     measure,
     measure_attention,
     measure_score_matrix,
-    score_matrix_bytes,
 )
 
 
@@ -89,7 +88,9 @@ def test_measure_leaves_an_outer_trace_running():
 
 
 def test_score_matrix_bytes():
-    assert score_matrix_bytes(32768) == 4 * 2**30  # 32768² float32 entries: 4 GiB
+    from attn import score_matrix_bytes  # one definition, in attn.calculus
+
+    assert score_matrix_bytes(32768, 32768, np.float32) == 4 * 2**30  # 32768² float32 entries: 4 GiB
     assert score_matrix_bytes(3, 5, np.float64) == 120
 
 

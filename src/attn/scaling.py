@@ -180,12 +180,6 @@ def measure_attention(T_values, d_k: int = 64, d_v: int | None = None, repeats: 
     return measure(fn, T_values, d_k=d_k, d_v=d_v, repeats=repeats, dtype=dtype, seed=seed)
 
 
-def score_matrix_bytes(T: int, T_k: int | None = None, dtype=np.float32) -> int:
-    """Bytes of one (T, T_k) score matrix: ``T · T_k · itemsize`` (32768² float32 is 4 GiB)."""
-    T_k = T if T_k is None else T_k
-    return int(T) * int(T_k) * np.dtype(dtype).itemsize
-
-
 __all__ = [
     "LogLogFit",
     "Measurement",
@@ -193,5 +187,4 @@ __all__ = [
     "measure",
     "measure_attention",
     "measure_score_matrix",
-    "score_matrix_bytes",
 ]
