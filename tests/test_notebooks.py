@@ -22,7 +22,7 @@ KERNEL_TROUBLE = (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError)
 
 def _execute(path: Path, cwd: Path) -> None:
     nb = jupytext.read(path)
-    client = nbclient.NotebookClient(nb, timeout=240, startup_timeout=120, kernel_name="python3",
+    client = nbclient.NotebookClient(nb, timeout=300, startup_timeout=120, kernel_name="python3",
                                      resources={"metadata": {"path": str(cwd)}})
     client.execute()  # raises CellExecutionError, showing the failing cell, if any cell raises
 
