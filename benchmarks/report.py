@@ -96,14 +96,16 @@ def widget_lines(w: dict, markdown: bool) -> list[str]:
     rows = []
     for r in w["rows"]:
         if "skipped" in r:
-            rows.append([r["widget"], "—", "—", "—", "—", "—", "—", "skipped: " + r["skipped"]])
+            rows.append([r["widget"], "—", "—", "—", "—", "—", "—", "—", "skipped: " + r["skipped"]])
         else:
+            png = r.get("png_median_ms")
             rows.append([r["widget"], str(r["frames"]), f"{r['update_median_ms']:.1f}", f"{r['update_p95_ms']:.1f}",
                          f"{r['naive_median_ms']:.1f}", f"{r['naive_p95_ms']:.1f}", f"{r['ratio_naive_over_update']:.1f}×",
+                         "—" if png is None else f"{png:.1f}",
                          f"median < {w['goal_median_ms']:.0f} ms: {_yes(r['median_met'])}; "
                          f"≥ {w['goal_ratio']:.0f}×: {_yes(r['ratio_met'])}"])
     return _table(["widget", "frames", "update median ms", "update p95 ms", "naive median ms", "naive p95 ms",
-                   "naive / update", "goals"], rows, markdown)
+                   "naive / update", "+ PNG ms", "goals"], rows, markdown)
 
 
 def book_lines(b: dict, markdown: bool) -> list[str]:

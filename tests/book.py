@@ -1,6 +1,5 @@
 """Build the book once per test session: from clean, every notebook executed, strict."""
 import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -11,12 +10,8 @@ KERNEL_TROUBLE = ("CellTimeoutError", "DeadKernelError", "Kernel didn't respond"
 
 
 def _build() -> subprocess.CompletedProcess:
-    subprocess.run(["rm", "-rf", "_build/html", "_build/.doctrees", "_build/jupyter_execute"], cwd=ROOT, check=True)
-    jb = Path(sys.executable).parent / "jupyter-book"
-    return subprocess.run(
-        [str(jb), "build", ".", "--builder", "html", "--all", "-W", "-n", "--keep-going"],
-        cwd=ROOT, capture_output=True, text=True,
-    )
+    """The README's build command itself (bin/build-book: set-up, then a clean strict parallel build)."""
+    return subprocess.run([str(ROOT / "bin" / "build-book")], cwd=ROOT, capture_output=True, text=True)
 
 
 def build_book() -> subprocess.CompletedProcess:

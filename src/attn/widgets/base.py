@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import html
+import io
 import re
 from abc import ABC, abstractmethod
 from typing import Any, Iterable
 
 import ipywidgets as widgets
 from IPython.display import HTML, display
+import PIL.Image
+from matplotlib.artist import Artist
 from matplotlib.animation import FuncAnimation
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 
@@ -17,9 +21,19 @@ class Explorer(ABC):
 
     Subclasses set ``controls`` (name -> ipywidgets control factory taking the
     initial value), ``defaults`` (name -> initial value), ``alt`` (what the
-    figure shows, for screen readers), build their artists in ``_draw`` and
-    mutate them in ``_redraw``. ``update`` never creates a figure: it changes
-    the data of existing artists, so a slider move costs one redraw.
+    figure shows, for screen readers), build their artists in ``_draw``, mutate
+    them in ``_redraw`` and list the artists ``_redraw`` changes in ``_animated``.
+
+    ``update`` never creates a figure. It changes the data of existing artists
+    and renders once by blitting: the static part of the figure (axes, ticks,
+    labels, fixed curves) is drawn once into a saved background; a move restores
+    that background and draws only the changed artists over it. A subclass whose
+    ``_redraw`` changes something static (limits, ticks) calls ``_invalidate``,
+    and the next render is a full one.
+
+    Text that changes with every move (a title showing τ, say) is plain Unicode,
+    not mathtext: mathtext parses each new string afresh, which costs more than
+    the rest of the redraw.
     """
 
     defaults: dict[str, Any] = {}
@@ -32,6 +46,8 @@ class Explorer(ABC):
         self.params = {**self.defaults, **params}
         # A bare Figure (not pyplot): never auto-displayed, never left open in pyplot's registry.
         self.fig = Figure(figsize=figsize, layout="constrained")
+        FigureCanvasAgg(self.fig)
+        self._background = None  # (renderer, width, height, saved pixels) of the static part
         self._draw()
         self._redraw()
 
@@ -48,9 +64,17 @@ class Explorer(ABC):
     def controls(self) -> dict[str, widgets.Widget]:
         """name -> an ipywidgets control holding the current value."""
 
+    def _animated(self) -> list[Artist]:
+        """The artists ``_redraw`` changes, in drawing order (drawn over the static background)."""
+        return []
+
+    def _invalidate(self) -> None:
+        """Something static changed: the next render redraws the whole figure."""
+        self._background = None
+
     # -- public ---------------------------------------------------------
     def update(self, **params) -> "Explorer":
-        """Set parameters and redraw the existing artists (no new figure)."""
+        """Set parameters, redraw the changed artists and render once (no new figure)."""
         unknown = set(params) - set(self.defaults)
         if unknown:
             raise TypeError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}; it has {sorted(self.defaults)}")
@@ -62,27 +86,74 @@ class Explorer(ABC):
             self.params = previous  # a refused value leaves the explorer as it was
             self._redraw()
             raise
-        self.fig.canvas.draw_idle()
+        self.render()
         return self
 
-    def widget(self) -> widgets.Widget:
-        """Live controls and the figure, for a running kernel (JupyterLab)."""
-        out = widgets.Output()
-        ctrls = self.controls()
+    def render(self) -> None:
+        """Bring the figure's Agg pixels up to date: blit the changed artists over the saved background."""
+        canvas = self.fig.canvas
+        dynamic = self._animated()
+        renderer = canvas.get_renderer()
+        bg = self._background
+        if not dynamic or bg is None or bg[0] is not renderer or bg[1:3] != canvas.get_width_height():
+            self._draw_background(dynamic)
+            if not dynamic:
+                return
+        canvas.restore_region(self._background[3])
+        for artist in dynamic:
+            if artist.get_visible():
+                self.fig.draw_artist(artist)
 
-        def show():
-            with out:
-                out.clear_output(wait=True)
-                display(self.fig)
+    def _draw_background(self, dynamic: list[Artist]) -> None:
+        canvas = self.fig.canvas
+        if self.fig.get_layout_engine() is not None:
+            # Lay the figure out once, with everything in it, then keep that layout: a moving
+            # label must not make the axes jump, and re-solving the layout per move is slow.
+            canvas.draw()
+            self.fig.set_layout_engine("none")
+        if dynamic:
+            # Hidden, not just animated: Axes.draw still composites animated images into the background.
+            shown = [artist.get_visible() for artist in dynamic]
+            for artist in dynamic:
+                artist.set_visible(False)
+            try:
+                canvas.draw()
+            finally:
+                for artist, visible in zip(dynamic, shown):
+                    artist.set_visible(visible)
+            self._background = (canvas.get_renderer(), *canvas.get_width_height(),
+                                canvas.copy_from_bbox(self.fig.bbox))
+        else:
+            canvas.draw()
+
+    def png(self) -> bytes:
+        """The current figure as PNG bytes, from the rendered pixels (no second render after ``update``)."""
+        if self._background is None:
+            self.render()
+        canvas = self.fig.canvas
+        buf = io.BytesIO()
+        PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
+            buf, format="png", compress_level=1)
+        return buf.getvalue()
+
+    def widget(self) -> widgets.Widget:
+        """Live controls and the figure, for a running kernel (JupyterLab).
+
+        The figure is an ``ipywidgets.Image`` whose PNG is replaced on each move: no output area
+        is cleared, so the picture does not flicker.
+        """
+        ctrls = self.controls()
+        # the tooltip becomes the image's title attribute: the alt text for screen readers
+        image = widgets.Image(value=self.png(), format="png", tooltip=self.alt,
+                              layout=widgets.Layout(max_width="100%", height="auto"))
 
         def on_change(change):
             self.update(**{name: c.value for name, c in ctrls.items()})
-            show()
+            image.value = self.png()
 
         for c in ctrls.values():
             c.observe(on_change, names="value")
-        show()
-        return widgets.VBox([widgets.HBox(list(ctrls.values()), layout=widgets.Layout(flex_flow="row wrap")), out])
+        return widgets.VBox([widgets.HBox(list(ctrls.values()), layout=widgets.Layout(flex_flow="row wrap")), image])
 
     def scrubber(self, name: str, values: Iterable[Any], interval: int = 400, **fixed) -> HTML:
         """A kernel-free animation stepping ``name`` through ``values`` (matplotlib's ``to_jshtml``).
@@ -113,8 +184,4 @@ class Explorer(ABC):
         return HTML(page)
 
     def _repr_png_(self):  # lets `explorer` alone in a cell show its current figure
-        import io
-
-        buf = io.BytesIO()
-        self.fig.savefig(buf, format="png", dpi=100)
-        return buf.getvalue()
+        return self.png()

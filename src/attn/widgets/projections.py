@@ -76,7 +76,7 @@ class ProjectionsExplorer(Explorer):
         ax_x.scatter(self.X[:, 0], self.X[:, 1], s=25, c=TOKEN_COLOURS, zorder=2)
         for j, (x, y) in enumerate(self.X):
             ax_x.text(x + 0.1, y - 0.35, f"$x_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)
-        arrow = dict(arrowstyle="->", lw=2.2)
+        arrow = dict(arrowstyle="->", lw=2.2, shrinkA=0, shrinkB=0)  # no shrink: no path clipping per draw
         self.x_arrow = ax_x.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops={**arrow, "color": "0.45", "ls": "--"})
         self.qkv_arrows = {name: ax_x.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops={**arrow, "color": c})
                            for name, c in (("q", Q_COLOUR), ("k", K_COLOUR), ("v", V_COLOUR))}
@@ -96,6 +96,11 @@ class ProjectionsExplorer(Explorer):
         self.value_text = [ax_v.text(0, 0, f"$v_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)
                            for j in range(len(self.X))]
         (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", ls="none", zorder=3)
+
+    def _animated(self):
+        return [self.x_arrow, *self.qkv_arrows.values(), *self.qkv_labels.values(), self.ax_x.title,
+                *self.bars, *self.bar_text, self.ax_w.title,
+                self.hull_fill, self.hull_line, self.value_dots, *self.value_text, self.out_dot]
 
     def _redraw(self):
         t = int(self.params["token"]) - 1

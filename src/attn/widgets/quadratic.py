@@ -65,6 +65,9 @@ class QuadraticCostExplorer(Explorer):
         (self.marker_m,) = ax_m.plot([], [], "o", ms=12, mfc="none", mec="black", mew=2)
         self.note = self.fig.suptitle("")
 
+    def _animated(self):
+        return [*self.vlines, self.marker_t, self.marker_m, self.note]
+
     def _redraw(self):
         T = int(self.params["T"])
         i = int(np.argmin(np.abs(np.log(self.T_values) - np.log(T))))  # nearest measured length

@@ -14,19 +14,31 @@ UNSCALED, SCALED = "#D55E00", "#0072B2"  # Okabe-Ito vermilion and blue
 D_K_GRID = tuple(2**i for i in range(11))  # 1, 2, 4, …, 1024
 
 
-def saturation_curves(d_ks, T: int = 8, n: int = 1000, seed: int = 0) -> dict[str, np.ndarray]:
+def draw_logits(d_ks, T: int = 8, n: int = 1000, seed: int = 0) -> dict[int, np.ndarray]:
+    """d_k -> unscaled logits q · k_j of ``n`` random queries against ``T`` random keys each, (n, T) float64.
+
+    Entries of q and k are N(0, 1); the draw for width d_k uses the seed ``seed + d_k``.
+    """
+    return {int(d): random_logits(int(d), T_k=T, n=n, scaled=False, rng=seed + int(d)) for d in d_ks}
+
+
+def saturation_curves(d_ks, T: int = 8, n: int = 1000, seed: int = 0,
+                      logits: dict[int, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """For each d_k: mean largest weight and median softmax-Jacobian norm, unscaled and scaled.
 
     One query against ``T`` keys, ``n`` draws, entries N(0, 1); the scaled scores are the unscaled
-    ones divided by √d_k (the same draws). Returns arrays of shape (len(d_ks),) under the keys
+    ones divided by √d_k (the same draws). ``logits`` may pass the draws of ``draw_logits(d_ks, T, n, seed)``.
+    Returns arrays of shape (len(d_ks),) under the keys
     ``d_k``, ``max_weight_unscaled``, ``max_weight_scaled``, ``grad_unscaled``, ``grad_scaled``.
     """
     d_ks = np.asarray(d_ks, dtype=int)
+    if logits is None:
+        logits = draw_logits(d_ks, T=T, n=n, seed=seed)
     out = {k: np.empty(len(d_ks)) for k in ("max_weight_unscaled", "max_weight_scaled", "grad_unscaled", "grad_scaled")}
     for i, d in enumerate(d_ks):
-        x = random_logits(int(d), T_k=T, n=n, scaled=False, rng=seed + int(d))  # (n, T)
-        for name, logits in (("unscaled", x), ("scaled", x / math.sqrt(d))):
-            s = softmax(logits)  # (n, T), rows sum to 1
+        x = logits[int(d)]  # (n, T)
+        for name, z in (("unscaled", x), ("scaled", x / math.sqrt(d))):
+            s = softmax(z)  # (n, T), rows sum to 1
             out[f"max_weight_{name}"][i] = s.max(axis=1).mean()
             out[f"grad_{name}"][i] = np.median(softmax_jacobian_norm(s))
     out["d_k"] = d_ks
@@ -55,7 +67,9 @@ class ScalingExplorer(Explorer):
            "collapsing without the divisor and flat with it.")
 
     def __init__(self, **params):
-        self.curves = saturation_curves(D_K_GRID, T=self.T)
+        # The slider has eleven widths: draw every width's scores once, here, not per move.
+        self.logits = draw_logits(D_K_GRID, T=self.T, n=self.n_hist)
+        self.curves = saturation_curves(D_K_GRID, T=self.T, n=self.n_hist, logits=self.logits)
         super().__init__(figsize=(10, 6.4), **params)
 
     def update(self, **params):
@@ -79,8 +93,10 @@ class ScalingExplorer(Explorer):
         pos = np.arange(self.T)
         self.bars_unscaled = ax_w.bar(pos - 0.2, np.zeros(self.T), width=0.4, color=UNSCALED, label="unscaled")
         self.bars_scaled = ax_w.bar(pos + 0.2, np.zeros(self.T), width=0.4, color=SCALED, label=r"$/\sqrt{d_k}$")
-        ax_w.set(ylim=(0, 1.05), xticks=pos, xticklabels=[f"$k_{j + 1}$" for j in pos], ylabel="weight")
-        ax_w.legend(loc="upper right", fontsize=8)
+        # headroom above weight 1 for the legend, which stays in the static background (bars never reach it)
+        ax_w.set(ylim=(0, 1.32), yticks=np.linspace(0, 1, 6), xticks=pos, xticklabels=[f"$k_{j + 1}$" for j in pos],
+                 ylabel="weight")
+        ax_w.legend(loc="upper right", fontsize=8, ncols=2)
 
         c = self.curves
         for ax in (ax_m, ax_g):
@@ -101,20 +117,25 @@ class ScalingExplorer(Explorer):
         self.vline_m = ax_m.axvline(1, color="0.5", lw=0.8)
         self.vline_g = ax_g.axvline(1, color="0.5", lw=0.8)
 
+    def _animated(self):
+        return [self.hist_unscaled, self.hist_scaled, self.std_text, self.ax_h.title,
+                *self.bars_unscaled, *self.bars_scaled, self.ax_w.title,
+                self.vline_m, self.vline_g, self.mark_m, self.mark_g]
+
     def _redraw(self):
         d = int(self.params["d_k"])
         if d not in D_K_GRID:
             raise ValueError(f"d_k must be one of {D_K_GRID}; got {self.params['d_k']!r}")
-        x = random_logits(d, T_k=self.T, n=self.n_hist, scaled=False, rng=d)  # (n_hist, T), unscaled
+        x = self.logits[d]  # (n_hist, T), unscaled
         xs = x / math.sqrt(d)  # the same draws, divided by √d_k
         width = np.diff(self.edges)
         h_u = np.histogram(x, self.edges)[0] / (x.size * width)  # density: area 1 (within the axis range)
         h_s = np.histogram(xs, self.edges)[0] / (xs.size * width)
         self.hist_unscaled.set_data(h_u, self.edges)
         self.hist_scaled.set_data(h_s, self.edges)
-        self.std_text.set_text(f"std of $q\\cdot k$: {x.std():.1f}  ($\\sqrt{{d_k}}$ = {math.sqrt(d):.1f})\n"
-                               f"std of $q\\cdot k/\\sqrt{{d_k}}$: {xs.std():.2f}")
-        self.ax_h.set_title(f"spread of the scores, $d_k$ = {d}", fontsize=10)
+        self.std_text.set_text(f"std of q·k: {x.std():.1f}  (√dₖ = {math.sqrt(d):.1f})\n"
+                               f"std of q·k / √dₖ: {xs.std():.2f}")  # plain text: see base.Explorer
+        self.ax_h.set_title(f"spread of the scores, dₖ = {d}", fontsize=10)  # plain text: see base.Explorer
 
         w_u = softmax(x)  # (n_hist, T)
         typical = int(np.argsort(w_u.max(axis=1))[len(w_u) // 2])  # the draw with the median largest weight

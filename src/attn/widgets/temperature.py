@@ -82,6 +82,9 @@ class TemperatureExplorer(Explorer):
                  ylabel="entropy $H$ (nats)")
         (self.marker,) = ax_h.plot([], [], "o", color="black", ms=7)
 
+    def _animated(self):
+        return [*self.bars, *self.bar_text, self.marker, self.ax_w.title, self.ax_h.title]
+
     def _redraw(self):
         tau = float(self.params["tau"])
         w = softmax(self.x, tau=tau)  # validates τ > 0
@@ -92,7 +95,7 @@ class TemperatureExplorer(Explorer):
             text.set_position((j, wi + 0.02))
             text.set_text(f"{wi:.2f}")
         self.marker.set_data([tau], [H])
-        self.ax_w.set_title(rf"softmax$(x/\tau)$ at $\tau$ = {tau:.3g}", fontsize=10)
+        self.ax_w.set_title(f"softmax(x / τ) at τ = {tau:.3g}", fontsize=10)  # plain text: see base.Explorer
         self.ax_h.set_title(f"entropy {H:.2f} nats (max log T = {math.log(self.x.size):.2f})", fontsize=10)
         self.result = {"tau": tau, "weights": w, "entropy": H}
 

@@ -9,6 +9,7 @@ from ..examples import figure3
 from .base import Explorer
 
 KEY_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito: readable with colour-blindness
+NO_SHRINK = dict(shrinkA=0, shrinkB=0)  # arrows from the origin to the point: no path clipping per draw
 
 
 class WeightedAverageExplorer(Explorer):
@@ -51,9 +52,9 @@ class WeightedAverageExplorer(Explorer):
             ax.axvline(0, color="0.85", lw=0.8)
         ax_k.set(xlim=(-2.2, 2.2), ylim=(-2.2, 2.2), title="query and keys")
         self.key_arrows = [ax_k.annotate("", xy=(0, 0), xytext=(0, 0),
-                                         arrowprops=dict(arrowstyle="->", color=c, lw=2)) for c in KEY_COLOURS]
+                                         arrowprops=dict(arrowstyle="->", color=c, lw=2, **NO_SHRINK)) for c in KEY_COLOURS]
         self.key_labels = [ax_k.text(0, 0, f"$k_{i + 1}$", color=c, fontsize=11) for i, c in enumerate(KEY_COLOURS)]
-        self.q_arrow = ax_k.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color="black", lw=2.5))
+        self.q_arrow = ax_k.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color="black", lw=2.5, **NO_SHRINK))
         self.q_label = ax_k.text(0, 0, "$q$", fontsize=12, weight="bold")
 
         labels = [f"$k_{i + 1}$" for i in range(4)]
@@ -68,9 +69,13 @@ class WeightedAverageExplorer(Explorer):
         ax_v.fill(hull[:, 0], hull[:, 1], color="0.92", zorder=0)
         ax_v.plot(hull[:, 0], hull[:, 1], color="0.6", lw=1)
         self.value_dots = ax_v.scatter(V[:, 0], V[:, 1], s=60, c=KEY_COLOURS, zorder=2)
-        for i, (x, y) in enumerate(V):
-            ax_v.text(x + 0.3, y - 0.35, f"$v_{i + 1}$", color=KEY_COLOURS[i], zorder=4)  # clear of the dot
+        self.value_labels = [ax_v.text(x + 0.3, y - 0.35, f"$v_{i + 1}$", color=KEY_COLOURS[i], zorder=4)
+                             for i, (x, y) in enumerate(V)]  # clear of the dot; drawn over the dots
         (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", ls="none", zorder=3)
+
+    def _animated(self):
+        return [*self.key_arrows, *self.key_labels, self.q_arrow, self.q_label,
+                *self.bars, *self.bar_text, self.ax_w.title, self.value_dots, *self.value_labels, self.out_dot]
 
     def _redraw(self):
         self._sync_key()
@@ -89,7 +94,7 @@ class WeightedAverageExplorer(Explorer):
             text.set_text(f"{wi:.2f}")
         self.value_dots.set_sizes(40 + 400 * w)
         self.out_dot.set_data([out[0, 0]], [out[0, 1]])
-        self.ax_w.set_title(rf"softmax$(q\cdot k_i/\sqrt{{2}}\,/\,\tau)$, $\tau$ = {self.params['tau']:.2g}")
+        self.ax_w.set_title(f"softmax(q·kᵢ / √2 / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
         self.weights, self.output = w, out[0]
 
     def controls(self):

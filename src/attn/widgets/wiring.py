@@ -9,6 +9,7 @@ from ..examples import two_sequences
 from .base import Explorer
 
 WIRINGS = ("self", "cross")
+SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 class WiringExplorer(Explorer):
@@ -71,17 +72,29 @@ class WiringExplorer(Explorer):
                                 vmin=float(V_all.min()), vmax=float(V_all.max()), aspect="equal")
         for ax, im in ((ax_s, self.im_s), (ax_w, self.im_w), (ax_o, self.im_o)):
             self.fig.colorbar(im, ax=ax, shrink=0.8, pad=0.02)
+        self.key_labels = []
         for ax in (ax_s, ax_w):
             ax.set_xlim(-0.5, self.T_k_max - 0.5)
             ax.set_ylim(self.T_q - 0.5, -0.5)
-            ax.set_xlabel("key $j$")
+            ax.set_xlabel("key $j$", labelpad=14)
             ax.set_facecolor("0.94")
+            # Ten fixed tick marks; the key names under them are our own text, changed by a move
+            # without redrawing the axis.
+            ax.set_xticks(range(self.T_k_max), [""] * self.T_k_max)
+            self.key_labels += [ax.text(j, -0.03, "", transform=ax.get_xaxis_transform(), ha="center", va="top",
+                                        fontsize=8) for j in range(self.T_k_max)]
         for ax in (ax_s, ax_w, ax_o):
             ax.set_yticks(range(self.T_q), [f"$q_{i + 1}$" for i in range(self.T_q)])
         ax_o.set_xticks(range(self.d_v), [str(c + 1) for c in range(self.d_v)])
         ax_o.set_xlabel("feature")
         ax_o.set_title(f"output  {self.T_q}×{self.d_v}")
         self.suptitle = self.fig.suptitle("")
+
+    def _animated(self):
+        frames = [spine for ax in (self.ax_s, self.ax_w, self.ax_o) for spine in ax.spines.values()]
+        # the spines are static but drawn again, over the images, as a full draw does
+        return [self.im_s, self.im_w, self.im_o, *frames, *self.key_labels, self.ax_s.title, self.ax_w.title,
+                self.suptitle]
 
     def _redraw(self):
         S, w, out = self.compute()
@@ -92,9 +105,10 @@ class WiringExplorer(Explorer):
             im.set_extent(extent)
         self.im_o.set_data(out)
         letter = "x" if self.params["wiring"] == "self" else "y"
-        for ax in (self.ax_s, self.ax_w):
-            ax.set_xticks(range(T_k), [f"${letter}_{{{j + 1}}}$" for j in range(T_k)], fontsize=8)
-        self.ax_s.set_title(rf"scores $QK^\top/\sqrt{{d_k}}$  {self.T_q}×{T_k}")
+        for n, label in enumerate(self.key_labels):
+            j = n % self.T_k_max
+            label.set_text(f"{letter}{str(j + 1).translate(SUBSCRIPT)}" if j < T_k else "")  # plain text: see base.Explorer
+        self.ax_s.set_title(f"scores QKᵀ/√dₖ  {self.T_q}×{T_k}")
         self.ax_w.set_title(f"weights  {self.T_q}×{T_k}")
         if self.params["wiring"] == "self":
             self.suptitle.set_text(f"self-attention: Q, K, V all from X  (T = {self.T_q})")

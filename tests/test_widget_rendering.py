@@ -1,0 +1,108 @@
+"""The explorers' fast path: an update blits the changed artists over a saved background.
+
+The pictures it makes must be the pictures a full redraw makes, no move may trigger a full
+redraw or a new figure, and the live widget must show the new picture.
+"""
+import io
+
+import numpy as np
+import PIL.Image
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from attn.widgets.projections import ProjectionsExplorer
+from attn.widgets.quadratic import QuadraticCostExplorer
+from attn.widgets.scaling import ScalingExplorer
+from attn.widgets.temperature import TemperatureExplorer
+from attn.widgets.weighted_average import WeightedAverageExplorer
+from attn.widgets.wiring import WiringExplorer
+
+# (explorer, a sequence of moves): every move changes what the figure shows
+MOVES = [
+    (TemperatureExplorer, [dict(tau=0.3), dict(tau=8.0)]),
+    (WeightedAverageExplorer, [dict(q1=-1.0), dict(key=2, kx=0.5, ky=-1.5), dict(tau=0.2)]),
+    (ProjectionsExplorer, [dict(token=3), dict(angle_V=10.0, scale_V=2.0), dict(angle_Q=150.0)]),
+    (WiringExplorer, [dict(wiring="cross", T_k=3), dict(T_k=9), dict(wiring="self")]),
+    (ScalingExplorer, [dict(d_k=256), dict(d_k=2)]),
+    (QuadraticCostExplorer, [dict(T=2048), dict(T=128)]),
+]
+IDS = [cls.__name__ for cls, _ in MOVES]
+
+
+def pixels(e) -> np.ndarray:
+    return np.asarray(e.fig.canvas.buffer_rgba()).astype(int)
+
+
+def differing(a: np.ndarray, b: np.ndarray) -> float:
+    """Fraction of pixels whose colour differs by more than 32 levels in some channel."""
+    return float((np.abs(a - b).max(axis=2) > 32).mean())
+
+
+@pytest.fixture(scope="module")
+def quadratic():  # measures its curves when made: make it once
+    return QuadraticCostExplorer(T_values=(128, 256, 512, 1024, 2048), repeats=1)
+
+
+def make(cls, quadratic):
+    return quadratic if cls is QuadraticCostExplorer else cls()
+
+
+@pytest.mark.parametrize("cls, moves", MOVES, ids=IDS)
+def test_a_blitted_update_shows_what_a_full_redraw_shows(cls, moves, quadratic):
+    e = make(cls, quadratic)
+    e.render()
+    for move in moves:
+        before = pixels(e)
+        e.update(**move)
+        blitted = pixels(e)
+        assert differing(before, blitted) > 1e-4, f"{move} changed nothing on screen"
+        e.fig.canvas.draw()  # every artist, in z-order, from scratch
+        # Only the stacking of a moving artist over a static one may differ (a few edge pixels).
+        assert differing(blitted, pixels(e)) < 0.005, f"after {move} the blitted picture is not the figure"
+        e.render()  # back on the fast path
+
+
+@pytest.mark.parametrize("cls, moves", MOVES, ids=IDS)
+def test_moves_make_no_full_redraw_and_no_new_figure(cls, moves, quadratic, monkeypatch):
+    e = make(cls, quadratic)
+    e.render()
+    fig, canvas = e.fig, e.fig.canvas
+    full_draws = []
+    monkeypatch.setattr(canvas, "draw", lambda *a, **k: full_draws.append(1))
+    for move in moves * 2:
+        e.update(**move)
+    assert full_draws == [] and e.fig is fig and e.fig.canvas is canvas
+    assert isinstance(canvas, FigureCanvasAgg)
+
+
+def test_png_is_the_current_picture():
+    e = TemperatureExplorer()
+    first = e.png()
+    img = PIL.Image.open(io.BytesIO(first))
+    assert img.format == "PNG" and img.size == e.fig.canvas.get_width_height()
+    e.update(tau=0.05)
+    again = np.asarray(PIL.Image.open(io.BytesIO(e.png())))
+    np.testing.assert_array_equal(again, np.asarray(e.fig.canvas.buffer_rgba()))
+    assert e._repr_png_() == e.png()
+
+
+def test_the_live_widget_shows_the_new_picture_after_a_move():
+    e = TemperatureExplorer()
+    box = e.widget()
+    (tau,) = box.children[0].children
+    image = box.children[1]
+    assert image.format == "png" and image.value == e.png()
+    before = image.value
+    tau.value = 0.05
+    assert e.params["tau"] == pytest.approx(0.05)
+    assert image.value != before and image.value == e.png()
+    assert e.alt == image.tooltip  # the picture carries the explorer's alt text
+
+
+def test_a_refused_move_keeps_the_last_good_picture():
+    e = TemperatureExplorer(tau=2.0)
+    e.render()
+    before = pixels(e)
+    with pytest.raises(ValueError):
+        e.update(tau=-1.0)
+    np.testing.assert_array_equal(pixels(e), before)
