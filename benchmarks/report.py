@@ -80,6 +80,12 @@ def kernel_lines(k: dict, markdown: bool) -> list[str]:
              f"{g['naive_best_fraction_any_T']:.3f})", g["rate_goal"], _yes(g["rate_met"])],
         ]
         out += _table(["goal", "measured", "aim", "met"], goal_rows, markdown)
+        if "products_only_fraction_of_matmul_rate" in g:
+            out += ["", f"The ceiling: naive attention's two matrix products alone (Q Kᵀ, then the weights times V, "
+                        f"into new arrays) reach {g['products_only_fraction_of_matmul_rate']:.3f} of the square "
+                        f"matrix-multiply rate at T = {g['T']}; the naive version reaches "
+                        f"{g['naive_fraction_of_products_rate']:.2f} of its own products' rate. The remaining time "
+                        f"is the softmax's passes over the T×T matrix, which stream from memory."]
     elif g.get("note"):
         out += ["", f"Goals: {g['note']}"]
     return out

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk
-from .softmax import softmax
+from .softmax import softmax_inplace
 
 
 class Attention(NamedTuple):
@@ -57,7 +57,9 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     d_k = Q.shape[1]
     if scale is None:
         scale = 1.0 / math.sqrt(d_k)
-    return (Q @ K.T) * scale  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+    S = Q @ K.T  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+    S *= scale  # in place: the score matrix is the one large array here
+    return S
 
 
 def attention(
@@ -119,7 +121,7 @@ def attention(
     if mask is not None:  # no mask: every key readable, no (T_q, T_k) copy needed
         S = np.where(mask, S, -np.inf)
     S[empty] = 0.0  # any finite row: replaced by zeros below
-    weights = softmax(S, tau=tau, axis=-1)  # (T_q, T_k), rows sum to 1
+    weights = softmax_inplace(S, tau=tau, axis=-1)  # (T_q, T_k) in S's memory, rows sum to 1
     weights[empty] = 0.0
     output = weights @ V  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
     return Attention(output.astype(dtype, copy=False), weights.astype(dtype, copy=False))

@@ -49,17 +49,35 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     x = as_float_array("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension; got a scalar")
-    if np.isnan(x).any():
-        raise ValueError(f"x holds NaN at index {tuple(int(i) for i in np.argwhere(np.isnan(x))[0])}")
-    if np.isposinf(x).any():
-        raise ValueError(f"x holds +inf at index {tuple(int(i) for i in np.argwhere(np.isposinf(x))[0])}")
+    return softmax_inplace(x.copy(), tau=tau, axis=axis)
+
+
+def softmax_inplace(x: np.ndarray, tau: float = 1.0, axis: int = -1) -> np.ndarray:
+    """:func:`softmax` computed in the memory of ``x`` (a float ndarray, overwritten), which it returns.
+
+    For callers that own a large array they no longer need, such as the (T_q, T_k) score matrix in
+    :func:`attn.attention`: no second array of that size. ``tau`` must already be checked. Same
+    errors as :func:`softmax` (``x`` is left unchanged when one is raised).
+
+    Four passes over ``x``: the maximum (which also finds NaN and +inf: NaN propagates through a
+    maximum and +inf is one, so the full-size searches run only to name the culprit), subtract and
+    divide by τ, exponentiate, normalise.
+    """
     x_max = np.max(x, axis=axis, keepdims=True)
-    if np.isneginf(x_max).any():
+    if not np.isfinite(x_max).all():
+        if np.isnan(x_max).any():
+            raise ValueError(f"x holds NaN at index {tuple(int(i) for i in np.argwhere(np.isnan(x))[0])}")
+        if np.isposinf(x_max).any():
+            raise ValueError(f"x holds +inf at index {tuple(int(i) for i in np.argwhere(np.isposinf(x))[0])}")
         raise ValueError(
             "a slice of x along axis %d is entirely -inf (every entry masked): there is nothing to normalise" % axis
         )
-    z = np.exp((x - x_max) / tau)  # the largest entry of each slice becomes exp(0) = 1
-    return z / np.sum(z, axis=axis, keepdims=True)
+    x -= x_max  # the largest entry of each slice becomes 0, so its exponential is 1
+    if tau != 1.0:
+        x /= tau
+    np.exp(x, out=x)
+    x /= np.sum(x, axis=axis, keepdims=True)
+    return x
 
 
 def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
