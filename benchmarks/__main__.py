@@ -98,6 +98,9 @@ def main(argv=None) -> int:
         (out / "latest.json").write_text(json.dumps(results, indent=1, default=float) + "\n")
         (out / "latest.md").write_text(report.render(results, markdown=True))
         print(f"wrote {out / 'latest.json'} and {out / 'latest.md'}")
+        readme = Path(__file__).resolve().parents[1] / "README.md"
+        if not args.out and not args.quick and report.update_readme(readme, results):
+            print(f"updated the latest results in {readme}")
     return 0
 
 

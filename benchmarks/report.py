@@ -1,6 +1,8 @@
 """Tables from a results dict: plain text for the terminal, Markdown for results/latest.md."""
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def _mib(b) -> str:
     return "—" if b is None else f"{b / 2**20:,.1f}"
@@ -86,6 +88,10 @@ def kernel_lines(k: dict, markdown: bool) -> list[str]:
                         f"matrix-multiply rate at T = {g['T']}; the naive version reaches "
                         f"{g['naive_fraction_of_products_rate']:.2f} of its own products' rate. The remaining time "
                         f"is the softmax's passes over the T×T matrix, which stream from memory."]
+        torch_row = next((r for r in k["rows"] if r["impl"] == "torch_sdpa" and r["T"] == g["T"] and "median_s" in r), None)
+        if torch_row:
+            out += ["", f"For comparison, PyTorch's fused `scaled_dot_product_attention` on the CPU reaches "
+                        f"{torch_row['fraction_of_matmul_rate']:.3f} of the same rate at T = {g['T']}."]
     elif g.get("note"):
         out += ["", f"Goals: {g['note']}"]
     return out
@@ -127,7 +133,7 @@ def render(results: dict, markdown: bool = False) -> str:
     out += machine_lines(results["machine"], markdown)
     sections = [("kernel", "Naive vs blocked attention (d_k = d_v = 64, float32)", kernel_lines),
                 ("startup", "Start-up", startup_lines),
-                ("widgets", "Widget updates (Agg, one render per call)", widget_lines),
+                ("widgets", "Widget updates (Agg: one blitted render per move, against a new figure per move)", widget_lines),
                 ("book", "Book build", book_lines)]
     for key, title, fn in sections:
         if key in results:
@@ -136,3 +142,24 @@ def render(results: dict, markdown: bool = False) -> str:
             out += ["", h(title), "", f"Not run: {results['not_run'][key]}"]
     out += ["", f"Total benchmark time: {results.get('total_seconds', 0):.0f} s."]
     return "\n".join(out) + "\n"
+
+
+README_START = "<!-- benchmarks:start (written by bin/bench; do not edit by hand) -->"
+README_END = "<!-- benchmarks:end -->"
+
+
+def update_readme(readme: Path, results: dict) -> bool:
+    """Replace the block between README_START and README_END in ``readme`` by this run's tables.
+
+    Headings are moved two levels down so that they sit under the README's own section. Returns
+    False (and leaves the file alone) when the markers are missing.
+    """
+    text = readme.read_text()
+    if README_START not in text or README_END not in text:
+        return False
+    lines = render(results, markdown=True).splitlines()[2:]  # drop the "# attn benchmarks" title
+    body = "\n".join("###" + line[2:] if line.startswith("## ") else line for line in lines).strip()
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    readme.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}")
+    return True

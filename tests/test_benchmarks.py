@@ -3,6 +3,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +28,10 @@ def test_kernel_rows_agree_and_report_renders(tmp_path):
         assert rows[(T, "naive")]["peak_bytes"] > 0
         assert rows[(T, "blocked")]["agrees"] is True
         assert rows[(T, "blocked")]["gflops"] > 0
+        naive = rows[(T, "naive")]
+        # the ceiling: the naive version's two products alone are timed in the same run
+        assert naive["products_only_gflops"] > 0
+        assert naive["fraction_of_products_rate"] == pytest.approx(naive["gflops"] / naive["products_only_gflops"])
     results = {"machine": machine.describe(), "kernel": res, "not_run": {"book": "test"}}
     assert results["machine"]["blas_kernel"]  # threadpoolctl names the BLAS kernel
     json.dumps(results, default=float)
@@ -64,3 +69,46 @@ def test_widget_benchmark_on_a_stand_in_explorer():
 
     row = widgets.bench_one(Dot, frames=4)
     assert row["frames"] == 4 and row["update_median_ms"] > 0 and row["ratio_naive_over_update"] > 0
+
+
+def test_products_only_is_the_two_products():
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((5, 3)) for _ in range(3))
+    np.testing.assert_allclose(kernel.products_only(Q, K, V), (Q @ K.T) @ V, rtol=1e-14)
+
+
+def test_readme_block_is_replaced_between_the_markers_only(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\nbefore\n{report.README_START}\nold table\n{report.README_END}\nafter\n")
+    results = {"machine": machine.describe(), "not_run": {"book": "not asked"}, "total_seconds": 1.0}
+    assert report.update_readme(readme, results)
+    text = readme.read_text()
+    assert text.startswith("# Title\n\nbefore\n") and text.endswith(f"{report.README_END}\nafter\n")
+    assert "old table" not in text and "### Book build" in text and "Not run: not asked" in text
+    assert "# attn benchmarks" not in text  # the run's own title is dropped under the README's section
+    once = readme.read_text()
+    assert report.update_readme(readme, results) and readme.read_text() == once  # idempotent
+
+    plain = tmp_path / "OTHER.md"
+    plain.write_text("no markers here\n")
+    assert not report.update_readme(plain, results) and plain.read_text() == "no markers here\n"
+
+
+def test_widget_benchmark_on_a_real_explorer_blits():
+    pytest.importorskip("matplotlib")
+    from attn.widgets.temperature import TemperatureExplorer
+
+    from benchmarks import widgets
+
+    row = widgets.bench_one(TemperatureExplorer, frames=4)
+    assert row["frames"] >= 3 and row["png_median_ms"] > 0
+    assert row["update_median_ms"] > 0 and row["naive_median_ms"] > 0
+
+
+def test_torch_reference_row_agrees_when_torch_is_installed():
+    pytest.importorskip("torch")  # optional: the project never installs it
+    res = kernel.run([64, 128], note=lambda s: None, matmul_n=128)
+    rows = [r for r in res["rows"] if r["impl"] == "torch_sdpa"]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["agrees_with"] == "naive" and r["agrees"] is True and r["max_abs_diff"] < 1e-5
