@@ -3,6 +3,7 @@
 The pictures it makes must be the pictures a full redraw makes, no move may trigger a full
 redraw or a new figure, and the live widget must show the new picture.
 """
+import html
 import io
 
 import numpy as np
@@ -96,7 +97,9 @@ def test_the_live_widget_shows_the_new_picture_after_a_move():
     tau.value = 0.05
     assert e.params["tau"] == pytest.approx(0.05)
     assert image.value != before and image.value == e.png()
-    assert e.alt == image.tooltip  # the picture carries the explorer's alt text
+    about = box.children[2]
+    assert html.escape(e.alt) in about.value and about.value.startswith("<details>")  # the alt text, folded
+    assert not image.tooltip  # a tooltip stops JupyterLab from drawing an Image widget
 
 
 def test_a_refused_move_keeps_the_last_good_picture():

@@ -143,9 +143,10 @@ class Explorer(ABC):
         is cleared, so the picture does not flicker.
         """
         ctrls = self.controls()
-        # the tooltip becomes the image's title attribute: the alt text for screen readers
-        image = widgets.Image(value=self.png(), format="png", tooltip=self.alt,
-                              layout=widgets.Layout(max_width="100%", height="auto"))
+        # No `tooltip` on the Image: its view fails to render with one (ipywidgets 8's ImageView has no
+        # description to put it on). The alt text goes in a folded note under the picture instead.
+        image = widgets.Image(value=self.png(), format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+        about = widgets.HTML(f"<details><summary>What the figure shows</summary>{html.escape(self.alt)}</details>")
 
         def on_change(change):
             self.update(**{name: c.value for name, c in ctrls.items()})
@@ -153,7 +154,8 @@ class Explorer(ABC):
 
         for c in ctrls.values():
             c.observe(on_change, names="value")
-        return widgets.VBox([widgets.HBox(list(ctrls.values()), layout=widgets.Layout(flex_flow="row wrap")), image])
+        return widgets.VBox([widgets.HBox(list(ctrls.values()), layout=widgets.Layout(flex_flow="row wrap")),
+                             image, about])
 
     def scrubber(self, name: str, values: Iterable[Any], interval: int = 400, **fixed) -> HTML:
         """A kernel-free animation stepping ``name`` through ``values`` (matplotlib's ``to_jshtml``).
