@@ -43,6 +43,11 @@ def parse(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def is_full_run(args: argparse.Namespace) -> bool:
+    """Every benchmark at full size (--book or not): the only kind of run that may replace ``latest``."""
+    return not (args.quick or args.only.strip() or args.max_T or args.max_naive_T)
+
+
 def main(argv=None) -> int:
     args = parse(argv)
     removed = _clear_blas_env(args.keep_blas_env)
@@ -95,11 +100,15 @@ def main(argv=None) -> int:
     if not args.no_write:
         out = Path(args.out) if args.out else Path(__file__).resolve().parent / "results"
         out.mkdir(parents=True, exist_ok=True)
-        (out / "latest.json").write_text(json.dumps(results, indent=1, default=float) + "\n")
-        (out / "latest.md").write_text(report.render(results, markdown=True))
-        print(f"wrote {out / 'latest.json'} and {out / 'latest.md'}")
+        # "latest" is what Proposition 5 and the README show: only a run of every benchmark at full
+        # size may replace it. A quick, partial or size-limited run goes to "partial".
+        full = is_full_run(args)
+        stem = "latest" if full else "partial"
+        (out / f"{stem}.json").write_text(json.dumps(results, indent=1, default=float) + "\n")
+        (out / f"{stem}.md").write_text(report.render(results, markdown=True))
+        print(f"wrote {out / (stem + '.json')} and {out / (stem + '.md')}")
         readme = Path(__file__).resolve().parents[1] / "README.md"
-        if not args.out and not args.quick and report.update_readme(readme, results):
+        if full and args.book and not args.out and report.update_readme(readme, results):
             print(f"updated the latest results in {readme}")
     return 0
 

@@ -122,7 +122,7 @@ def widget_lines(w: dict, markdown: bool) -> list[str]:
 
 def book_lines(b: dict, markdown: bool) -> list[str]:
     rows = [[name, f"{b[key]['seconds']:.1f}", "ok" if b[key]["ok"] else f"**failed** (exit {b[key]['returncode']})",
-             str(b[key]["warnings"])] for name, key in (("clean strict build (--all)", "clean"), ("no-change rebuild", "rebuild"))]
+             str(b[key]["warnings"])] for name, key in (("clean strict build", "clean"), ("no-change rebuild", "rebuild"))]
     out = _table(["build", "seconds", "result", "warning lines"], rows, markdown)
     return out + ["", f"Clean build under {b['goal_clean_s']:.0f} s: {_yes(b['clean_met'])}."]
 
@@ -151,7 +151,7 @@ README_END = "<!-- benchmarks:end -->"
 def update_readme(readme: Path, results: dict) -> bool:
     """Replace the block between README_START and README_END in ``readme`` by this run's tables.
 
-    Headings are moved two levels down so that they sit under the README's own section. Returns
+    Headings are moved one level down (## to ###) so that they sit under the README's own section. Returns
     False (and leaves the file alone) when the markers are missing.
     """
     text = readme.read_text()

@@ -112,3 +112,20 @@ def test_torch_reference_row_agrees_when_torch_is_installed():
     assert len(rows) == 2
     for r in rows:
         assert r["agrees_with"] == "naive" and r["agrees"] is True and r["max_abs_diff"] < 1e-5
+
+
+@pytest.mark.parametrize("argv, full", [([], True), (["--book"], True), (["--quick"], False),
+                                        (["--only", "kernel"], False), (["--max-T", "1024"], False),
+                                        (["--max-naive-T", "4096"], False)])
+def test_only_a_full_run_may_replace_latest(argv, full):
+    from benchmarks.__main__ import is_full_run, parse
+
+    assert is_full_run(parse(argv)) is full
+
+
+def test_a_partial_run_writes_partial_not_latest(tmp_path, capsys):
+    from benchmarks.__main__ import main
+
+    assert main(["--quick", "--only", "startup", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["partial.json", "partial.md"]
+    assert "startup" in json.loads((tmp_path / "partial.json").read_text())

@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOT = ROOT / "_build" / "screenshots" / "jupyterlab-explorers.png"  # look at it after a run
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 EXPLORERS = [
@@ -81,31 +83,44 @@ def lab(tmp_path_factory):
             server.kill()
 
 
-def test_every_explorer_draws_and_redraws_in_jupyterlab(lab, tmp_path):
+def test_every_explorer_draws_and_redraws_in_jupyterlab(lab):
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1200})
         page.goto(f"{lab}/lab/tree/explorers.ipynb")
         page.wait_for_selector(".jp-Notebook", timeout=90_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-        # run the cells one by one from the keyboard (Shift+Enter), each after the previous one finished
-        page.locator(".jp-Cell").first.click()
-        page.keyboard.press("Escape")  # command mode
+        # the kernel is connected and idle (the status bar says so), not just the page drawn
+        page.wait_for_selector(".jp-StatusBar-Widget:has-text('| Idle')", timeout=120_000)
+        if page.locator(".jp-toast-button:has-text('No')").count():  # the news question takes the focus
+            page.locator(".jp-toast-button:has-text('No')").first.click()
+        # run the cells one by one from the keyboard (select, command mode, Shift+Enter), each after the
+        # previous one has finished; a key press lost while the page is busy is pressed once more
+        prompts = page.locator(".jp-CodeCell .jp-InputPrompt")
         for i in range(len(EXPLORERS)):
-            page.keyboard.press("Shift+Enter")
-            page.wait_for_function(
-                "i => { const p = document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')[i];"
-                " return p && /\\[\\d+\\]/.test(p.textContent); }", arg=i, timeout=120_000)
+            for attempt in range(2):
+                prompts.nth(i).click()
+                page.keyboard.press("Escape")
+                page.keyboard.press("Shift+Enter")
+                try:
+                    page.wait_for_function(
+                        "i => { const p = document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')[i];"
+                        " return p && /\\[\\d+\\]/.test(p.textContent); }", arg=i, timeout=60_000)
+                    break
+                except sync_api.TimeoutError:
+                    if attempt:
+                        page.screenshot(path=str(SCREENSHOT), full_page=True)
+                        raise
         images = page.locator(".widget-image")
         deadline = time.monotonic() + 180
         while images.count() < len(EXPLORERS) and time.monotonic() < deadline:
             if page.locator("text=Click to show javascript error").count():
                 break
             time.sleep(0.5)
-        page.screenshot(path=str(tmp_path / "lab.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
         errors = page.locator("text=Click to show javascript error").count()
-        assert errors == 0, f"{errors} widget view(s) failed to render in JupyterLab (screenshot: {tmp_path / 'lab.png'})"
+        assert errors == 0, f"{errors} widget view(s) failed to render in JupyterLab (screenshot: {SCREENSHOT})"
         assert images.count() == len(EXPLORERS), f"{images.count()} of {len(EXPLORERS)} pictures drawn"
         for i in range(len(EXPLORERS)):
             assert images.nth(i).evaluate("img => img.complete && img.naturalWidth > 300"), f"picture {i} is empty"
@@ -124,4 +139,5 @@ def test_every_explorer_draws_and_redraws_in_jupyterlab(lab, tmp_path):
         page.click("text=cross: K, V from Y")
         page.wait_for_function("([img, src]) => img.src !== src", arg=[images.nth(wiring).element_handle(), before],
                                timeout=30_000)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
         browser.close()

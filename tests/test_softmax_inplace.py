@@ -50,3 +50,9 @@ def test_float32_stays_float32():
     out = softmax_inplace(x)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out.sum(), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [np.arange(3), [[0.0, 1.0]]])
+def test_non_float_arrays_are_refused_with_a_pointer_to_softmax(bad):
+    with pytest.raises(TypeError, match="use softmax"):
+        softmax_inplace(bad)

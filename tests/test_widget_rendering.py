@@ -109,3 +109,59 @@ def test_a_refused_move_keeps_the_last_good_picture():
     with pytest.raises(ValueError):
         e.update(tau=-1.0)
     np.testing.assert_array_equal(pixels(e), before)
+
+
+@pytest.mark.parametrize("cls", [cls for cls, _ in MOVES], ids=IDS)
+def test_the_first_picture_is_the_full_figure(cls, quadratic):
+    # the first render hides the moving artists to save the background; titles must come back in place
+    e = make(cls, quadratic) if cls is QuadraticCostExplorer else cls()
+    e._invalidate()
+    first = np.asarray(PIL.Image.open(io.BytesIO(e.png()))).astype(int)
+    e.fig.canvas.draw()
+    assert differing(first, pixels(e)) < 0.005
+    for ax in e.fig.axes:
+        assert ax.title.get_position()[1] < 1.2, f"{cls.__name__}: a title left the figure"
+
+
+def test_scrubber_restores_the_explorer_whatever_savefig_dpi_says():
+    import matplotlib
+
+    with matplotlib.rc_context({"savefig.dpi": 150}):
+        e = TemperatureExplorer()
+        e.update(tau=0.5)
+        html_page = e.scrubber("tau", [0.2, 2.0]).data
+        assert e.params == {"tau": 0.5}
+        e.fig.canvas.draw()  # a later full draw must not replay the animation's first frame
+        assert e.params == {"tau": 0.5} and "0.5" in e.ax_w.get_title()
+    frame = html_page.split("data:image/png;base64,")[1].split('"')[0]
+    import base64
+
+    size = PIL.Image.open(io.BytesIO(base64.b64decode(frame))).size
+    assert size == e.fig.canvas.get_width_height()  # frames at the figure's own size
+
+
+def test_png_after_a_savefig_at_another_dpi():
+    e = TemperatureExplorer()
+    e.png()
+    e.fig.savefig(io.BytesIO(), dpi=50)
+    img = PIL.Image.open(io.BytesIO(e.png()))
+    assert img.size == e.fig.canvas.get_width_height()
+
+
+def test_a_refused_move_restores_the_edited_key():
+    e = WeightedAverageExplorer()
+    K = e.K.copy()
+    with pytest.raises(ValueError):
+        e.update(key=2, kx=1.9, ky=-1.9, tau=-1.0)
+    np.testing.assert_array_equal(e.K, K)
+    with pytest.raises(ValueError, match="NaN"):
+        e.update(key=3, kx=float("nan"))
+    np.testing.assert_array_equal(e.K, K)
+    e.update(key=1)  # and the explorer still works
+
+
+def test_projections_refuse_a_non_finite_angle_with_its_name():
+    e = ProjectionsExplorer()
+    with pytest.raises(ValueError, match="angle_V must be a finite number"):
+        e.update(angle_V=float("inf"))
+    e.update(angle_V=np.float32(30.0))  # NumPy scalars are numbers too

@@ -119,7 +119,7 @@ def attention(
 
     S = scores(Q, K, scale=scale)  # (T_q, T_k)
     if mask is not None:  # no mask: every key readable, no (T_q, T_k) copy needed
-        S = np.where(mask, S, -np.inf)
+        np.copyto(S, -np.inf, where=~mask)  # in place: no second (T_q, T_k) float array
     S[empty] = 0.0  # any finite row: replaced by zeros below
     weights = softmax_inplace(S, tau=tau, axis=-1)  # (T_q, T_k) in S's memory, rows sum to 1
     weights[empty] = 0.0

@@ -57,12 +57,16 @@ def softmax_inplace(x: np.ndarray, tau: float = 1.0, axis: int = -1) -> np.ndarr
 
     For callers that own a large array they no longer need, such as the (T_q, T_k) score matrix in
     :func:`attn.attention`: no second array of that size. ``tau`` must already be checked. Same
-    errors as :func:`softmax` (``x`` is left unchanged when one is raised).
+    errors as :func:`softmax` (``x`` is left unchanged when one is raised), and ``TypeError`` when ``x``
+    is not a float ndarray.
 
     Four passes over ``x``: the maximum (which also finds NaN and +inf: NaN propagates through a
     maximum and +inf is one, so the full-size searches run only to name the culprit), subtract and
     divide by τ, exponentiate, normalise.
     """
+    if not (isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.floating)):
+        kind = x.dtype if isinstance(x, np.ndarray) else type(x).__name__
+        raise TypeError(f"softmax_inplace overwrites x, so x must be a float ndarray; got {kind} (use softmax)")
     x_max = np.max(x, axis=axis, keepdims=True)
     if not np.isfinite(x_max).all():
         if np.isnan(x_max).any():

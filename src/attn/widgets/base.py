@@ -9,11 +9,13 @@ from typing import Any, Iterable
 
 import ipywidgets as widgets
 from IPython.display import HTML, display
+import matplotlib
 import PIL.Image
 from matplotlib.artist import Artist
 from matplotlib.animation import FuncAnimation
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 
 class Explorer(ABC):
@@ -48,6 +50,7 @@ class Explorer(ABC):
         self.fig = Figure(figsize=figsize, layout="constrained")
         FigureCanvasAgg(self.fig)
         self._background = None  # (renderer, width, height, saved pixels) of the static part
+        self._rendered_with = None  # the renderer whose pixels show the current parameters
         self._draw()
         self._redraw()
 
@@ -71,6 +74,7 @@ class Explorer(ABC):
     def _invalidate(self) -> None:
         """Something static changed: the next render redraws the whole figure."""
         self._background = None
+        self._rendered_with = None
 
     # -- public ---------------------------------------------------------
     def update(self, **params) -> "Explorer":
@@ -97,12 +101,12 @@ class Explorer(ABC):
         bg = self._background
         if not dynamic or bg is None or bg[0] is not renderer or bg[1:3] != canvas.get_width_height():
             self._draw_background(dynamic)
-            if not dynamic:
-                return
-        canvas.restore_region(self._background[3])
-        for artist in dynamic:
-            if artist.get_visible():
-                self.fig.draw_artist(artist)
+        if dynamic:
+            canvas.restore_region(self._background[3])
+            for artist in dynamic:
+                if artist.get_visible():
+                    self.fig.draw_artist(artist)
+        self._rendered_with = canvas.get_renderer()
 
     def _draw_background(self, dynamic: list[Artist]) -> None:
         canvas = self.fig.canvas
@@ -113,7 +117,10 @@ class Explorer(ABC):
             self.fig.set_layout_engine("none")
         if dynamic:
             # Hidden, not just animated: Axes.draw still composites animated images into the background.
+            # Axes.draw also moves each title above whatever it measures; a hidden title measures as
+            # an empty box and would be sent off the figure, so text positions are put back after.
             shown = [artist.get_visible() for artist in dynamic]
+            placed = [(artist, artist.get_position()) for artist in dynamic if isinstance(artist, Text)]
             for artist in dynamic:
                 artist.set_visible(False)
             try:
@@ -121,6 +128,8 @@ class Explorer(ABC):
             finally:
                 for artist, visible in zip(dynamic, shown):
                     artist.set_visible(visible)
+                for artist, position in placed:
+                    artist.set_position(position)
             self._background = (canvas.get_renderer(), *canvas.get_width_height(),
                                 canvas.copy_from_bbox(self.fig.bbox))
         else:
@@ -128,7 +137,7 @@ class Explorer(ABC):
 
     def png(self) -> bytes:
         """The current figure as PNG bytes, from the rendered pixels (no second render after ``update``)."""
-        if self._background is None:
+        if self._rendered_with is not self.fig.canvas.get_renderer():  # never rendered, or a savefig since
             self.render()
         canvas = self.fig.canvas
         buf = io.BytesIO()
@@ -174,7 +183,11 @@ class Explorer(ABC):
             return []
 
         anim = FuncAnimation(self.fig, frame, frames=values, interval=interval, repeat=False, blit=False)
-        page = anim.to_jshtml(default_mode="once")
+        with matplotlib.rc_context({"savefig.dpi": "figure"}):  # frames at the figure's own size
+            page = anim.to_jshtml(default_mode="once")
+        # FuncAnimation waits for the canvas's next draw to start playing (replaying frame 0 into this
+        # explorer); it never should: the animation lives on in the HTML only.
+        self.fig.canvas.mpl_disconnect(getattr(anim, "_first_draw_id", -1))
         self.update(**saved)
         alt = html.escape(f"{self.alt} Frames step {name} through {values[0]} … {values[-1]}.", quote=True)
         page = page.replace('<img id="', f'<img alt="{alt}" id="', 1)

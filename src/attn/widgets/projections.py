@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import ipywidgets as widgets
 import numpy as np
@@ -46,6 +47,9 @@ class ProjectionsExplorer(Explorer):
         # Refuse a bad token before storing it, so a failed move leaves the explorer as it was.
         if "token" in params and params["token"] not in range(1, len(self.X) + 1):
             raise ValueError(f"token must be 1 … {len(self.X)}; got {params['token']!r}")
+        for name in ("angle_Q", "angle_K", "angle_V", "scale_Q", "scale_K", "scale_V"):
+            if name in params and not (isinstance(params[name], numbers.Real) and math.isfinite(params[name])):
+                raise ValueError(f"{name} must be a finite number; got {params[name]!r}")
         return super().update(**params)
 
     # -- the mathematics, in one place --------------------------------

@@ -35,7 +35,13 @@ class WeightedAverageExplorer(Explorer):
             i = int(params["key"]) - 1
             if 0 <= i < len(self.K):
                 params = {**params, "kx": float(self.K[i, 0]), "ky": float(self.K[i, 1])}
-        return super().update(**params)
+        K = self.K.copy()  # _redraw writes the edited key into K before a later check may refuse the move
+        try:
+            return super().update(**params)
+        except Exception:
+            self.K = K
+            self._redraw()  # the parameters are already rolled back; now the keys are too
+            raise
 
     def _sync_key(self):
         i = int(self.params["key"]) - 1
