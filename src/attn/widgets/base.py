@@ -8,9 +8,9 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterable
 
 import ipywidgets as widgets
-from IPython.display import HTML, display
 import matplotlib
 import PIL.Image
+from IPython.display import HTML
 from matplotlib.artist import Artist
 from matplotlib.animation import FuncAnimation
 from matplotlib.backends.backend_agg import FigureCanvasAgg
