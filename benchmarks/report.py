@@ -48,7 +48,9 @@ def machine_lines(m: dict, markdown: bool) -> list[str]:
     return [f"{k}: {v}" for k, v in items]
 
 
-def kernel_lines(k: dict, markdown: bool) -> list[str]:
+def kernel_lines(k: dict, markdown: bool, compact: bool = False) -> list[str]:
+    """The kernel benchmark's text. ``compact`` (for a book page): fewer columns, and one note under the
+    table instead of a note column."""
     rate = k["matmul"]
     out = [f"Matrix-multiply rate (float32, {rate['n']}×{rate['n']} @ {rate['n']}×{rate['n']}, best of 3): "
            f"{rate['gflops']:.0f} GFLOP/s; the attention-shaped product ({rate['n']}×64 @ 64×{rate['n']}): "
@@ -66,7 +68,14 @@ def kernel_lines(k: dict, markdown: bool) -> list[str]:
             "—" if r.get("peak_over_score_matrix") is None else f"{r['peak_over_score_matrix']:.3f}",
             f"{r['gflops']:.1f}", f"{r['fraction_of_matmul_rate']:.1%}", agrees, r.get("peak_note", ""),
         ])
-    out += _table(header, rows, markdown)
+    if compact:  # T, impl, median ms, peak MiB, GFLOP/s, of matmul, agrees (the difference goes)
+        keep = [0, 1, 2, 4, 6, 7, 8]
+        notes = sorted({r[9] for r in rows if r[9]})
+        rows = [[row[i].split(" (")[0] if i == 8 else row[i] for i in keep] for row in rows]
+        header = [header[i] for i in keep]
+        out += _table(header, rows, markdown) + ([""] + [f"— : {n}" for n in notes] if notes else [])
+    else:
+        out += _table(header, rows, markdown)
     if k.get("slopes"):
         out += ["", "Fitted log-log slopes against T (T ≥ 1024): " + "; ".join(
             f"{impl}: time {s['time']:.2f}" + (f", memory {s['memory']:.2f}" if "memory" in s else "")

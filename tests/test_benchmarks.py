@@ -38,6 +38,10 @@ def test_kernel_rows_agree_and_report_renders(tmp_path):
     for md in (False, True):
         text = report.render(results, markdown=md)
         assert "blocked" in text and "Not run" in text
+    compact = report.kernel_lines(res, markdown=True, compact=True)
+    head = next(line for line in compact if line.startswith("| T |"))
+    assert head == "| T | impl | median ms | peak MiB | GFLOP/s | of matmul | agrees |"
+    assert all(line.count("|") == 8 for line in compact if line.startswith("| "))  # every row, same columns
 
 
 def test_naive_skipped_when_memory_would_not_allow(monkeypatch):
