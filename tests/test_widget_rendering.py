@@ -114,7 +114,7 @@ def test_a_refused_move_keeps_the_last_good_picture():
 @pytest.mark.parametrize("cls", [cls for cls, _ in MOVES], ids=IDS)
 def test_the_first_picture_is_the_full_figure(cls, quadratic):
     # the first render hides the moving artists to save the background; titles must come back in place
-    e = make(cls, quadratic) if cls is QuadraticCostExplorer else cls()
+    e = make(cls, quadratic)
     e._invalidate()
     first = np.asarray(PIL.Image.open(io.BytesIO(e.png()))).astype(int)
     e.fig.canvas.draw()

@@ -19,10 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SCREENSHOT = ROOT / "_build" / "screenshots" / "jupyterlab-explorers.png"  # look at it after a run
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+from browsing import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
+
+SCREENSHOT = SCREENSHOTS / "jupyterlab-explorers.png"  # look at it after a run
 EXPLORERS = [
     ("temperature", "TemperatureExplorer()"),
     ("weighted_average", "WeightedAverageExplorer()"),
