@@ -13,25 +13,28 @@ from numbers import Real
 
 import numpy as np
 
+from ._precision import is_float_dtype, result_dtype
+
 
 def as_float_array(name: str, x, ndim: int | None = None) -> np.ndarray:
     """Return ``x`` as a floating-point array, or raise a clear error.
 
-    Integer and boolean-free real input is promoted to float64; float16,
-    float32 and float64 keep their dtype.
+    Integer input is promoted to float64; float16, float32 and float64 keep their
+    dtype, as do bfloat16 and the float8 types of ``ml_dtypes``. Booleans,
+    complex numbers and strings are refused.
     """
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} must be a numeric array; could not read it as one ({exc})") from None
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or is_float_dtype(arr.dtype)):
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
         want = {1: "a vector", 2: "a matrix (rows are tokens)"}.get(ndim, f"{ndim}-dimensional")
         raise ValueError(f"{name} must be {want}, with {ndim} dimension(s); got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape}); attention needs at least one token and one feature")
-    if not np.issubdtype(arr.dtype, np.floating):
+    if np.issubdtype(arr.dtype, np.integer):
         arr = arr.astype(np.float64)
     return arr
 
@@ -44,6 +47,15 @@ def check_tau(tau) -> float:
     if not math.isfinite(tau) or tau <= 0:
         raise ValueError(f"temperature tau must be a finite number > 0; got {tau!r}")
     return tau
+
+
+def check_scale(scale, d_k: int) -> float:
+    """Return the score scale as a float: ``1 / sqrt(d_k)`` when ``scale`` is None, else a finite real number."""
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)
+    if isinstance(scale, bool) or not isinstance(scale, (Real, np.floating, np.integer)) or not math.isfinite(scale):
+        raise ValueError(f"scale must be a finite number (default 1/sqrt(d_k)); got {scale!r}")
+    return float(scale)
 
 
 def check_finite(name: str, arr: np.ndarray) -> None:
@@ -104,7 +116,7 @@ def check_attention_inputs(Q, K, V, mask, tau, empty_rows):
             f"so T_k must agree (got {K.shape[0]} and {V.shape[0]})"
         )
     T_q, T_k = Q.shape[0], K.shape[0]
-    dtype = np.result_type(Q, K, V)
+    dtype = result_dtype(Q, K, V)
     check_finite("Q", Q)
 
     if mask is None:

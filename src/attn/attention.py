@@ -9,8 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk
+from ._precision import F64, NotFinite, compute, finfo, require_finite, result_dtype, to_dtype, working_dtype
+from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk, check_scale
 from .softmax import softmax_inplace
+
+SCORE_HINT = "; rescale Q or K (dividing either by a power of 2 moves every score by the same factor)"
 
 
 class Attention(NamedTuple):
@@ -33,19 +36,28 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     K : array_like, shape (T_k, d_k), real
         One key per row.
     scale : float, optional
-        Factor multiplying :math:`Q K^\top`; default ``1 / sqrt(d_k)``.
+        Factor multiplying :math:`Q K^\top`, a finite number; default ``1 / sqrt(d_k)``.
         ``scale=1.0`` gives the unscaled dot products (Proposition 3 compares the two).
 
     Returns
     -------
-    ndarray, shape (T_q, T_k)
-        ``S[i, j]`` is how well key j matches query i. Float dtype of the inputs
-        (float32 stays float32; integers give float64).
+    ndarray, shape (T_q, T_k), in the inputs' float dtype
+        ``S[i, j]`` is how well key j matches query i.
+
+    Dtypes
+    ------
+    float64 and float32 are computed and returned in their own precision (a float32 product
+    that overflows is redone in float64, and returned if float32 can hold the scaled score);
+    float16 and bfloat16 are computed in float32 and rounded to the input dtype; integers
+    give float64. :func:`attention` computes its scores in float32 for half-precision inputs,
+    so it succeeds where this function, which must return float16, refuses.
 
     Raises
     ------
     ValueError
-        Q or K is not a non-empty matrix, or their widths d_k differ (both shapes named).
+        Q or K is not a non-empty matrix, or their widths d_k differ (both shapes named);
+        ``scale`` is not a finite number; a scaled score that the inputs' dtype cannot hold
+        ("Q·Kᵀ overflows float16 at query 0, key 0"), instead of returning ±inf.
     TypeError
         Q or K is not real-valued.
 
@@ -54,12 +66,27 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     Vaswani et al. (2017), "Attention is all you need", eq. (1).
     """
     Q, K = _check_qk(Q, K)
-    d_k = Q.shape[1]
-    if scale is None:
-        scale = 1.0 / math.sqrt(d_k)
-    S = Q @ K.T  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
-    S *= scale  # in place: the score matrix is the one large array here
-    return S
+    scale = check_scale(scale, Q.shape[1])
+    dtype = result_dtype(Q, K)
+    S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider
+    return to_dtype(S, dtype, "Q·Kᵀ", ("query", "key"),
+                    f"; pass Q and K as float32, or call attn.attention, which computes the scores in float32")
+
+
+def score_matrix(Q: np.ndarray, K: np.ndarray, scale: float, work) -> np.ndarray:
+    """``scale · Q Kᵀ`` in ``work`` (or in float64 if it overflows ``work``), every entry finite.
+
+    Q is (..., T_q, d_k) and K (..., T_k, d_k) (leading axes: heads); returns (..., T_q, T_k).
+    The scale is applied in float64 when it is not a normal number of ``work`` (NumPy would
+    otherwise cast it, and a scale of 1e-50 would become 0 in float32). Raises ``ValueError``
+    "Q·Kᵀ overflows float64 at query i, key j" when float64 cannot hold a score either.
+    """
+    labels = ("query", "key") if Q.ndim == 2 else ("head", "query", "key")
+
+    def run(dt):
+        return require_finite(scaled_product(Q, K, scale, dt), "Q·Kᵀ", labels, SCORE_HINT)
+
+    return compute(run, work)
 
 
 def attention(
@@ -86,9 +113,9 @@ def attention(
         weight exactly 0 (the score is replaced by -inf before the softmax).
         Non-finite entries of K or V in a key that no query may read are ignored.
     tau : float, default 1.0
-        Softmax temperature τ, finite and > 0.
+        Softmax temperature τ, finite and > 0 (kept in float64 whatever the inputs' dtype).
     scale : float, optional
-        Score scale, default ``1 / sqrt(d_k)`` (see :func:`scores`).
+        Score scale, a finite number, default ``1 / sqrt(d_k)`` (see :func:`scores`).
     empty_rows : {"raise", "zero"}, default "raise"
         What to do with a query whose keys are all masked. ``"raise"``: a
         ValueError naming the rows. ``"zero"``: that query reads nothing, its
@@ -101,13 +128,24 @@ def attention(
         dtype; every row of ``weights`` sums to 1 (except zero rows under
         ``empty_rows="zero"``).
 
+    Dtypes
+    ------
+    float64 is computed and returned in float64; float32 in float32 (scores that
+    overflow float32 are redone in float64); float16 and bfloat16 are computed in
+    float32 (scores, softmax and the weighted sum of values, as fused kernels do)
+    and both results rounded to the input dtype, so raw dot products beyond
+    float16's 65504 are no obstacle; integers give float64. The weighted sum
+    accumulates in float32 or wider, with V scaled by a power of 2 when its
+    entries are so large that a partial sum could overflow.
+
     Raises
     ------
     ValueError
         An argument is not a non-empty matrix; a shape mismatch (Q vs K width,
         K vs V rows, mask vs (T_q, T_k); both shapes named); a NaN or inf in Q, or
         in a key or value row that some query may read; τ not finite and > 0;
-        a fully masked query row under ``empty_rows="raise"``; an unknown policy.
+        a fully masked query row under ``empty_rows="raise"``; an unknown policy;
+        a score that overflows even float64 ("Q·Kᵀ overflows float64 at query i, key j").
     TypeError
         A non-real input, or a mask that is not boolean.
 
@@ -117,11 +155,72 @@ def attention(
     """
     Q, K, V, mask, empty, tau, dtype = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
 
-    S = scores(Q, K, scale=scale)  # (T_q, T_k)
+    scale = check_scale(scale, Q.shape[1])
+    S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider
     if mask is not None:  # no mask: every key readable, no (T_q, T_k) copy needed
         np.copyto(S, -np.inf, where=~mask)  # in place: no second (T_q, T_k) float array
     S[empty] = 0.0  # any finite row: replaced by zeros below
-    weights = softmax_inplace(S, tau=tau, axis=-1)  # (T_q, T_k) in S's memory, rows sum to 1
+    weights = softmax_inplace(S, tau=tau, axis=-1, name="the scores Q·Kᵀ")  # (T_q, T_k) in S's memory
     weights[empty] = 0.0
-    output = weights @ V  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
-    return Attention(output.astype(dtype, copy=False), weights.astype(dtype, copy=False))
+    output = weighted_values(weights, V)  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
+    return Attention(to_dtype(output, dtype, "the output", ("query", "column")), weights.astype(dtype, copy=False))
+
+
+def scaled_product(Q: np.ndarray, K: np.ndarray, scale: float, dt) -> np.ndarray:
+    """``scale · Q Kᵀ`` computed in ``dt`` (entries may be ±inf or NaN where ``dt`` overflows; callers check).
+
+    The scale is applied in float64 when it is not a normal number of ``dt``: NumPy would
+    otherwise cast it to ``dt``, and a scale of 1e-50 would become 0 in float32.
+    """
+    dt = np.dtype(dt)
+    S = Q.astype(dt, copy=False) @ np.swapaxes(K.astype(dt, copy=False), -1, -2)  # (.., T_q, d_k) @ (.., d_k, T_k)
+    if scale != 1.0:
+        info = finfo(dt)
+        if scale == 0 or float(info.tiny) <= abs(scale) <= float(info.max):
+            S *= dt.type(scale)  # in place: the score matrix is the one large array here
+        else:
+            S = (S.astype(F64) * scale).astype(dt)
+    return S
+
+
+def value_exponent(V: np.ndarray, n_terms: int, work) -> int:
+    """A power-of-2 exponent e such that sums of up to ``n_terms`` rows of ``V · 2**-e`` cannot overflow ``work``.
+
+    0 (no scaling) unless ``max |V| · n_terms`` comes within a factor 4 of ``work``'s largest number.
+    Scaling by a power of 2 is exact, so the output ``2**e · (W @ (V · 2**-e))`` loses nothing.
+    """
+    with np.errstate(over="ignore"):
+        vmax = float(np.max(np.abs(V))) if V.size else 0.0
+    if vmax == 0 or vmax * n_terms < float(finfo(work).max) / 4:
+        return 0
+    return int(np.frexp(vmax)[1])
+
+
+def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``weights @ V`` in the weights' dtype (float32 or wider), rows of ``weights`` summing to at most 1.
+
+    Each output row is a convex combination of rows of V, so it is never larger than
+    ``max |V|``; V is scaled by a power of 2 when its entries are near the dtype's largest
+    number, so that no partial sum overflows on the way.
+    """
+    work = weights.dtype
+    e = value_exponent(V, 1, work)
+    Vw = V.astype(work, copy=False)
+    if e:
+        Vw = np.ldexp(Vw, -e).astype(work, copy=False)
+    out = weights @ Vw  # (.., T_q, T_k) @ (.., T_k, d_v) -> (.., T_q, d_v)
+    if e:  # near the dtype's largest number, a rounding above max |V| would overflow on the way back
+        clip_to_values(out, Vw)
+        out = np.ldexp(out, e)  # back to scale, exactly
+    return out
+
+
+def clip_to_values(out: np.ndarray, V: np.ndarray) -> None:
+    """Clip ``out`` (.., T_q, d_v), in place, to the range of each column of V (.., T_k, d_v).
+
+    A convex combination of rows of V lies in that range; only rounding can leave it. The range is
+    widened to include 0, the output of a query that may read no key (``empty_rows="zero"``).
+    """
+    lo = np.minimum(np.min(V, axis=-2, keepdims=True), 0)
+    hi = np.maximum(np.max(V, axis=-2, keepdims=True), 0)
+    np.clip(out, lo, hi, out=out)

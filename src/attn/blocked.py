@@ -18,7 +18,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import check_attention_inputs, check_count
+from ._precision import F64, NotFinite, compute, divide_by_tau, to_dtype, working_dtype
+from ._validate import check_attention_inputs, check_count, check_scale
+from .attention import SCORE_HINT, clip_to_values, scaled_product, value_exponent
 
 DEFAULT_BLOCK_SIZE = 512
 DEFAULT_QUERY_BLOCK_SIZE = 1024
@@ -28,7 +30,7 @@ class BlockedAttention(NamedTuple):
     """What :func:`blocked_attention` returns with ``return_lse=True``."""
 
     output: np.ndarray  #: (T_q, d_v): the same rows as ``attn.attention(...).output``
-    lse: np.ndarray  #: (T_q,): log Σ_j exp(s_ij / τ) over the keys query i may read (-inf for an empty row)
+    lse: np.ndarray  #: (T_q,): log Σ_j exp(s_ij / τ) over the keys query i may read (-inf for an empty row); float32 or wider
 
 
 
@@ -94,15 +96,25 @@ def blocked_attention(
         With ``return_lse=True``: the output and ``lse`` (T_q,), where
         ``lse[i] = log Σ_{j readable} exp(s_ij / τ)`` and ``s = scale · Q Kᵀ``.
 
-    Dtypes: float64 stays float64; float32 is computed and returned in float32;
-    float16 is computed in float32 and returned in float16; integers give float64.
+    Dtypes
+    ------
+    The same policy as :func:`attn.attention`, so the two agree in every dtype:
+    float64 is computed and returned in float64; float32 in float32 (redone in
+    float64 if a score overflows float32); float16 and bfloat16 are computed in
+    float32 (scores, running maximum, running sums and the accumulator of value
+    rows) and the output rounded to the input dtype; integers give float64. τ
+    stays a float64 number. ``lse`` is computed in float64 and returned in the
+    working dtype (float32 for half precision, as FlashAttention keeps it), since
+    it routinely exceeds float16's range. The accumulator sums up to T_k value
+    rows, so V is scaled by a power of 2 (exactly) when ``max |V| · T_k`` nears
+    the working dtype's largest number.
 
     Raises
     ------
     ValueError
         Every error of :func:`attn.attention` (same checks, same messages: shapes,
-        non-finite readable inputs, τ, fully masked rows under ``"raise"``,
-        unknown policy); a block size < 1.
+        non-finite readable inputs, τ, scale, fully masked rows under ``"raise"``,
+        unknown policy, "Q·Kᵀ overflows float64 at query i, key j"); a block size < 1.
     TypeError
         A non-real input, a non-boolean mask, a block size that is not an integer.
 
@@ -118,48 +130,69 @@ def blocked_attention(
         query_block_size = check_count("query_block_size", query_block_size)
     T_q, d_k = Q.shape
     T_k, d_v = V.shape
-    if scale is None:
-        scale = 1.0 / math.sqrt(d_k)
-    work = np.result_type(dtype, np.float32)  # float16 is accumulated in float32
-    Q, K, V = (x.astype(work, copy=False) for x in (Q, K, V))
+    scale = check_scale(scale, d_k)
+    work = working_dtype(dtype)
     qb = T_q if query_block_size is None else query_block_size
 
-    output = np.zeros((T_q, d_v), dtype=work)
-    lse = np.empty(T_q, dtype=work)
-    for q0 in range(0, T_q, qb):
-        q1 = min(q0 + qb, T_q)
-        Qb = Q[q0:q1]  # (b_q, d_k)
-        m = np.full(q1 - q0, -np.inf, dtype=work)  # running maximum of the scores, (b_q,)
-        l = np.zeros(q1 - q0, dtype=work)  # running Σ exp((s - m) / τ), (b_q,)
-        acc = np.zeros((q1 - q0, d_v), dtype=work)  # running Σ exp((s - m) / τ) v, (b_q, d_v)
-        for k0 in range(0, T_k, block_size):
-            k1 = min(k0 + block_size, T_k)
-            mb = None if mask is None else mask[q0:q1, k0:k1]  # (b_q, b_k)
-            if mb is not None and not mb.any():
-                continue  # nothing readable in this tile: it changes neither m, l nor acc
-            S = Qb @ K[k0:k1].T  # (b_q, d_k) @ (d_k, b_k) -> (b_q, b_k)
-            S *= scale
-            if mb is not None:
-                S[~mb] = -np.inf
-            m_new = np.maximum(m, S.max(axis=1))  # (b_q,)
-            # Rows with no readable key yet have m_new = -inf: shift by 0 so that
-            # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
-            shift = np.where(np.isneginf(m_new), 0.0, m_new).astype(work, copy=False)
-            S -= shift[:, None]
-            if tau != 1.0:
-                S /= tau
-            P = np.exp(S, out=S)  # (b_q, b_k), largest readable entry of the row so far -> 1
-            alpha = np.exp((m - shift) / tau)  # (b_q,) rescales the old sums; 0 where m = -inf
-            l *= alpha
-            l += P.sum(axis=1)
-            acc *= alpha[:, None]
-            acc += P @ V[k0:k1]  # (b_q, b_k) @ (b_k, d_v) -> (b_q, d_v)
-            m = m_new
-        full = l > 0  # False exactly for the queries that may read no key
-        output[q0:q1][full] = acc[full] / l[full, None]
-        with np.errstate(divide="ignore"):
-            lse[q0:q1] = np.where(full, m / tau + np.log(np.where(full, l, 1)), -np.inf)
-    output = output.astype(dtype, copy=False)
+    def run(dt):
+        e = value_exponent(V, T_k, dt)  # V · 2**-e: no partial sum of T_k rows can overflow dt
+        Vw = V.astype(dt) if not e else np.ldexp(V.astype(F64), -e).astype(dt)
+        output = np.zeros((T_q, d_v), dtype=dt)
+        lse = np.empty(T_q, dtype=F64)
+        for q0 in range(0, T_q, qb):
+            q1 = min(q0 + qb, T_q)
+            out_b, lse[q0:q1] = _query_block(Q[q0:q1], q0, K, Vw, None if mask is None else mask[q0:q1],
+                                             tau, scale, block_size, dt)
+            output[q0:q1] = out_b
+        if e:
+            clip_to_values(output, Vw)
+            output = np.ldexp(output.astype(F64), e)  # exact; never beyond max |V| (a convex combination)
+        return output, lse
+
+    output, lse = compute(run, work)
+    output = to_dtype(output, dtype, "the output", ("query", "column"))
     if return_lse:
-        return BlockedAttention(output, lse.astype(dtype, copy=False))
+        return BlockedAttention(output, to_dtype(lse, work, "lse", ("query",)))
     return output
+
+
+def _query_block(Qb, q0, K, V, mask, tau, scale, block_size, dt):
+    """The online softmax for one block of queries, in ``dt``: returns its output rows and their lse (float64).
+
+    Raises :class:`~attn._precision.NotFinite` when a tile of scores overflows ``dt``.
+    """
+    T_k, d_v = V.shape
+    b_q = Qb.shape[0]
+    m = np.full(b_q, -np.inf, dtype=dt)  # running maximum of the scores, (b_q,)
+    l = np.zeros(b_q, dtype=dt)  # running Σ exp((s - m) / τ), (b_q,)
+    acc = np.zeros((b_q, d_v), dtype=dt)  # running Σ exp((s - m) / τ) v, (b_q, d_v)
+    for k0 in range(0, T_k, block_size):
+        k1 = min(k0 + block_size, T_k)
+        mb = None if mask is None else mask[:, k0:k1]  # (b_q, b_k)
+        if mb is not None and not mb.any():
+            continue  # nothing readable in this tile: it changes neither m, l nor acc
+        S = scaled_product(Qb, K[k0:k1], scale, dt)  # (b_q, d_k) @ (d_k, b_k) -> (b_q, b_k)
+        if not np.isfinite(S).all():  # name the caller's query and key, not the tile's
+            i, j = (int(t) for t in np.argwhere(~np.isfinite(S))[0])
+            raise NotFinite("Q·Kᵀ", f"query {q0 + i}, key {k0 + j}", dt, SCORE_HINT)
+        if mb is not None:
+            S[~mb] = -np.inf
+        m_new = np.maximum(m, S.max(axis=1))  # (b_q,)
+        # Rows with no readable key yet have m_new = -inf: shift by 0 so that
+        # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+        shift = np.where(np.isneginf(m_new), 0.0, m_new).astype(dt, copy=False)
+        S -= shift[:, None]  # may round to -inf only below dt's range, whose weight 0 is right
+        divide_by_tau(S, tau)
+        P = np.exp(S, out=S)  # (b_q, b_k), largest readable entry of the row so far -> 1
+        alpha = np.exp(divide_by_tau(m - shift, tau))  # (b_q,) rescales the old sums; 0 where m = -inf
+        l *= alpha
+        l += P.sum(axis=1)
+        acc *= alpha[:, None]
+        acc += P @ V[k0:k1]  # (b_q, b_k) @ (b_k, d_v) -> (b_q, d_v)
+        m = m_new
+    full = l > 0  # False exactly for the queries that may read no key
+    out = np.zeros((b_q, d_v), dtype=dt)
+    out[full] = acc[full] / l[full, None]
+    lse = np.full(b_q, -np.inf)
+    lse[full] = m[full].astype(F64) / tau + np.log(l[full].astype(F64))  # float64: m / τ may pass float32's range
+    return out, lse

@@ -16,8 +16,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._precision import compute, require_finite, result_dtype, to_dtype, working_dtype
 from ._validate import as_float_array, check_count, check_finite, check_mask
-from .softmax import softmax
+from .attention import score_matrix, weighted_values
+from .softmax import softmax_inplace
 from .wiring import project
 
 
@@ -53,7 +55,8 @@ def split_heads(X, h: int) -> np.ndarray:
 
     Returns
     -------
-    ndarray, shape (h, T, d_k), X's float dtype (integers give float64).
+    ndarray, shape (h, T, d_k), X's float dtype (integers give float64): a view, no arithmetic,
+    so every dtype (float16, bfloat16, float32, float64) passes through unchanged.
 
     Raises
     ------
@@ -73,6 +76,7 @@ def merge_heads(H) -> np.ndarray:
     """Inverse of :func:`split_heads`: (h, T, d_k) -> (T, h·d_k), heads side by side.
 
     Row t is ``concat(H[0, t], H[1, t], …, H[h-1, t])`` (the Concat of Vaswani et al. §3.2.2).
+    Returns H's float dtype (integers give float64); no arithmetic, so every dtype passes unchanged.
 
     Raises
     ------
@@ -114,13 +118,24 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, h: int, mask=None) -> MultiHeadA
         ``output`` (T, d_out) and ``weights`` (h, T, T), in the inputs' float dtype;
         each row of each head's weights sums to 1.
 
+    Dtypes
+    ------
+    Every step follows :func:`attn.project` and :func:`attn.attention`, so the result equals
+    projecting with ``attn.project``, running ``attn.attention`` on each head, concatenating
+    and projecting with W_O, in every dtype: float64 and float32 are computed in their own
+    precision (a float32 step that overflows is redone in float64); float16 and bfloat16 are
+    computed in float32 (projections, scores, softmax, weighted sums) and each of Q, K, V, the
+    heads and the output is rounded to the input dtype, as a half-precision model stores them.
+
     Raises
     ------
     ValueError
         An argument is not a non-empty matrix; inner widths disagree (both shapes named);
         W_Q and W_K differ in width; a width not divisible by h; W_O's rows differ from
         W_V's width; a mask of the wrong shape; a query row whose keys are all masked;
-        NaN or inf in X or a weight matrix; h < 1.
+        NaN or inf in X or a weight matrix; h < 1; a product that the dtype cannot hold,
+        named ("X·W_Q overflows float16 at token 0, column 3", "Q·Kᵀ overflows float64 at
+        head 0, query 1, key 2", "the output overflows float16 at token 0, column 0").
     TypeError
         A non-real input, a non-boolean mask, or a non-integer h.
 
@@ -158,14 +173,21 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, h: int, mask=None) -> MultiHeadA
                 "in those rows is False"
             )
 
-    Q = split_heads(project(X, W_Q, "X", "W_Q"), h)  # (T, h·d_k) -> (h, T, d_k)
+    dtype = result_dtype(X, W_Q, W_K, W_V, W_O)
+    work = working_dtype(dtype)
+    Q = split_heads(project(X, W_Q, "X", "W_Q"), h)  # (T, h·d_k) -> (h, T, d_k), in dtype
     K = split_heads(project(X, W_K, "X", "W_K"), h)  # (T, h·d_k) -> (h, T, d_k)
     V = split_heads(project(X, W_V, "X", "W_V"), h)  # (T, h·d_v) -> (h, T, d_v)
-    S = (Q @ K.transpose(0, 2, 1)) * (1.0 / math.sqrt(d_k))  # (h, T, d_k) @ (h, d_k, T) -> (h, T, T)
+    S = score_matrix(Q, K, 1.0 / math.sqrt(d_k), work)  # (h, T, d_k) @ (h, d_k, T) -> (h, T, T), finite
     if mask is not None:
-        S = np.where(mask[None, :, :], S, -np.inf)  # the same mask in every head
-    weights = softmax(S, axis=-1)  # (h, T, T), each row sums to 1
-    heads = weights @ V  # (h, T, T) @ (h, T, d_v) -> (h, T, d_v)
-    output = merge_heads(heads) @ W_O  # (T, h·d_v) @ (h·d_v, d_out) -> (T, d_out)
-    dtype = np.result_type(X, W_Q, W_K, W_V, W_O)
-    return MultiHeadAttention(output.astype(dtype, copy=False), weights.astype(dtype, copy=False))
+        np.copyto(S, -np.inf, where=~mask[None, :, :])  # the same mask in every head
+    weights = softmax_inplace(S, axis=-1, name="the scores Q·Kᵀ")  # (h, T, T), each row sums to 1
+    heads = to_dtype(weighted_values(weights, V), dtype, "a head's output", ("head", "query", "column"))
+    merged = merge_heads(heads)  # (h, T, d_v) -> (T, h·d_v)
+
+    def run(dt):  # (T, h·d_v) @ (h·d_v, d_out) -> (T, d_out)
+        return require_finite(merged.astype(dt) @ W_O.astype(dt, copy=False), "the output", ("token", "column"))
+
+    output = compute(run, work)
+    return MultiHeadAttention(to_dtype(output, dtype, "the output", ("token", "column")),
+                              weights.astype(dtype, copy=False))

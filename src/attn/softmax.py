@@ -1,8 +1,14 @@
-"""The softmax with a temperature, evaluated stably."""
+"""The softmax with a temperature, and its logarithms, evaluated stably in every dtype.
+
+Dtypes follow :mod:`attn._precision`: float16 and bfloat16 are computed in
+float32; the log-domain functions (:func:`log_softmax`, :func:`logsumexp`)
+compute in float64 and round once; results come back in the input's dtype.
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from ._precision import F64, divide_by_tau, finfo, is_float_dtype, is_narrow, locate, to_dtype, wide_dtype, working_dtype
 from ._validate import as_float_array, check_tau
 
 
@@ -12,12 +18,14 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     .. math:: \operatorname{softmax}(x/\tau)_i = \frac{\exp(x_i/\tau)}{\sum_j \exp(x_j/\tau)}
 
     Evaluated stably: the row maximum is subtracted before exponentiating
-    (the softmax is unchanged by adding a constant to a row), so logits of
-    ±1e4 neither overflow nor underflow to 0/0.
+    (the softmax is unchanged by adding a constant to a row), so no logit,
+    however large or small in its dtype, overflows or gives 0/0. A difference
+    ``x_i - max`` or a quotient by τ below the dtype's range becomes -inf,
+    whose weight, exactly 0, is the right answer to the dtype's precision.
 
     Parameters
     ----------
-    x : array_like, any shape with at least one dimension, real dtype
+    x : array_like, any shape with at least one dimension, real
         Logits (for attention: scores, shape ``(T_q, T_k)``, normalised along
         each row). ``-inf`` marks an entry that gets weight exactly 0.
     tau : float, default 1.0
@@ -28,15 +36,22 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
 
     Returns
     -------
-    ndarray, same shape as ``x``; float dtype of ``x`` (integers give float64).
-        Non-negative entries summing to 1 along ``axis``.
+    ndarray, same shape as ``x``, in ``x``'s float dtype
+        Non-negative entries summing to 1 along ``axis`` (to the dtype's precision).
+
+    Dtypes
+    ------
+    float64 and float32 are computed and returned in their own precision; float16 and
+    bfloat16 are computed in float32 and the weights rounded back to the input dtype
+    (so tiny weights may round to 0 there); integers give float64. τ stays a float64
+    number: it is never cast to a dtype in which it would round to 0 or to a subnormal.
 
     Raises
     ------
     ValueError
         ``tau`` is not a finite number > 0 (NaN included); ``x`` is empty,
-        holds NaN or +inf; or a slice along ``axis`` is entirely ``-inf``
-        (nothing to normalise).
+        holds NaN or +inf (the index is named); or a slice along ``axis`` is
+        entirely ``-inf`` (nothing to normalise).
     TypeError
         ``x`` is not real-valued.
 
@@ -49,64 +64,184 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     x = as_float_array("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension; got a scalar")
-    return softmax_inplace(x.copy(), tau=tau, axis=axis)
+    work = x.astype(working_dtype(x.dtype))  # a copy: float16 and bfloat16 widen to float32
+    _softmax_work(work, tau, axis, "x")
+    return work.astype(x.dtype, copy=False)  # weights lie in [0, 1]: every float dtype holds them
 
 
-def softmax_inplace(x: np.ndarray, tau: float = 1.0, axis: int = -1) -> np.ndarray:
+def softmax_inplace(x: np.ndarray, tau: float = 1.0, axis: int = -1, *, name: str = "x") -> np.ndarray:
     """:func:`softmax` computed in the memory of ``x`` (a float ndarray, overwritten), which it returns.
 
     For callers that own a large array they no longer need, such as the (T_q, T_k) score matrix in
     :func:`attn.attention`: no second array of that size. ``tau`` must already be checked. Same
-    errors as :func:`softmax` (``x`` is left unchanged when one is raised), and ``TypeError`` when ``x``
-    is not a float ndarray.
+    errors as :func:`softmax`, naming ``name`` (the caller's argument; "x" by default), and ``x`` is
+    left unchanged when one is raised; ``TypeError`` when ``x`` is not a float ndarray.
+
+    Dtypes: float32 and float64 are worked in place. A float16 or bfloat16 ``x`` is computed in a
+    float32 copy (as :func:`softmax` does) and the weights written back into ``x``.
 
     Four passes over ``x``: the maximum (which also finds NaN and +inf: NaN propagates through a
     maximum and +inf is one, so the full-size searches run only to name the culprit), subtract and
     divide by τ, exponentiate, normalise.
     """
-    if not (isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.floating)):
+    if not (isinstance(x, np.ndarray) and is_float_dtype(x.dtype)):
         kind = x.dtype if isinstance(x, np.ndarray) else type(x).__name__
         raise TypeError(f"softmax_inplace overwrites x, so x must be a float ndarray; got {kind} (use softmax)")
+    if is_narrow(x.dtype):
+        work = x.astype(working_dtype(x.dtype))
+        _softmax_work(work, tau, axis, name)
+        x[...] = work
+        return x
+    return _softmax_work(x, tau, axis, name)
+
+
+def _check_max(x: np.ndarray, x_max: np.ndarray, axis: int, name: str) -> None:
+    """Raise, naming ``name`` and the index, if a slice's maximum shows NaN, +inf or an all -inf slice."""
+    if np.isfinite(x_max).all():
+        return
+    if np.isnan(x_max).any():
+        raise ValueError(f"{name} holds NaN at {locate(np.isnan(x))}")
+    if np.isposinf(x_max).any():
+        raise ValueError(f"{name} holds +inf at {locate(np.isposinf(x))}")
+    raise ValueError(
+        f"a slice of {name} along axis {axis} is entirely -inf (every entry masked): there is nothing to normalise"
+    )
+
+
+def _softmax_work(x: np.ndarray, tau: float, axis: int, name: str) -> np.ndarray:
+    """The softmax in ``x``'s own memory and dtype (float32 or wider); ``tau`` already checked."""
     x_max = np.max(x, axis=axis, keepdims=True)
-    if not np.isfinite(x_max).all():
-        if np.isnan(x_max).any():
-            raise ValueError(f"x holds NaN at index {tuple(int(i) for i in np.argwhere(np.isnan(x))[0])}")
-        if np.isposinf(x_max).any():
-            raise ValueError(f"x holds +inf at index {tuple(int(i) for i in np.argwhere(np.isposinf(x))[0])}")
-        raise ValueError(
-            "a slice of x along axis %d is entirely -inf (every entry masked): there is nothing to normalise" % axis
-        )
-    x -= x_max  # the largest entry of each slice becomes 0, so its exponential is 1
-    if tau != 1.0:
-        x /= tau
+    _check_max(x, x_max, axis, name)
+    with np.errstate(over="ignore"):  # x - max below the dtype's range: -inf, whose weight 0 is right
+        x -= x_max  # the largest entry of each slice becomes 0, so its exponential is 1
+    divide_by_tau(x, tau)
     np.exp(x, out=x)
-    x /= np.sum(x, axis=axis, keepdims=True)
+    x /= np.sum(x, axis=axis, keepdims=True)  # each sum is >= 1 (the maximum contributes exp(0) = 1)
     return x
 
 
-def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
-    r"""Logarithm of :func:`softmax`, via log-sum-exp: ``x/τ - logsumexp(x/τ)``.
+def _log_domain(x, tau: float, axis: int, name: str):
+    """Shared by the log-domain functions: ``(z, log1p_rest)`` in float64 (or wider), with
 
-    Same shapes, dtypes and errors as :func:`softmax`.
+    ``z = (x - max) / τ`` (0 at a maximum, -inf where x is -inf) and ``log1p_rest = log1p(Σ_{j≠argmax} exp(z_j))``,
+    so that ``logsumexp(x / τ) = max / τ + log1p_rest`` and ``log_softmax = z - log1p_rest``. The maximum
+    contributes exactly 1 to the sum; leaving it out and using log1p keeps full relative precision when
+    one entry dominates (the log-softmax of the winner is then ``-Σ_{others} exp(z)``, not a rounded 0).
+    """
+    wide = x.astype(wide_dtype(x.dtype))
+    m = np.max(wide, axis=axis, keepdims=True)
+    _check_max(wide, m, axis, name)
+    with np.errstate(over="ignore"):
+        z = wide - m  # exact for neighbours (Sterbenz), one rounding otherwise; -inf only past float64's range
+        if tau != 1.0:
+            z /= tau
+    e = np.exp(z)
+    np.put_along_axis(e, np.argmax(z, axis=axis, keepdims=True), 0.0, axis=axis)  # leave one maximum out
+    return wide, m, z, np.log1p(np.sum(e, axis=axis, keepdims=True))
+
+
+def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
+    r"""Logarithm of :func:`softmax`, computed in the log domain: ``z - log1p(Σ_{j≠argmax} exp z_j)``, ``z = (x - max) / τ``.
+
+    Never goes through the probabilities, so an entry whose weight underflows
+    to 0 keeps its finite logarithm (``log_softmax([0, -1000]) = [0, -1000]``),
+    and the maximum is subtracted before anything is added to it, so large
+    logits keep their digits. Both terms are ≤ 0 and ≥ 0 respectively, so the
+    final subtraction never cancels: the result is within a few ulps of the
+    exact value over the whole finite range of every dtype.
+
+    Parameters
+    ----------
+    x : array_like, any shape with at least one dimension, real
+        Logits; ``-inf`` entries get ``-inf`` (log of the exact weight 0).
+    tau : float, default 1.0
+        Temperature τ, finite and > 0.
+    axis : int, default -1
+
+    Returns
+    -------
+    ndarray, same shape as ``x``, in ``x``'s float dtype; entries ≤ 0.
+
+    Dtypes
+    ------
+    Computed in float64 for float16, bfloat16, float32 and float64 inputs (long double in
+    its own precision) and rounded once to the input's dtype; integers give float64.
+
+    Raises
+    ------
+    ValueError
+        As :func:`softmax`; and a log-probability that the result's dtype cannot
+        hold (below about -65504 in float16, -3.4e38 in float32, -1.8e308 in
+        float64, as when the logits span more than the dtype's range or τ is
+        tiny), naming its index, instead of returning -inf for a finite number.
+    TypeError
+        ``x`` is not real-valued.
+
+    References
+    ----------
+    Blanchard, Higham & Higham (2021), "Accurately computing the log-sum-exp and softmax functions",
+    IMA J. Numer. Anal. 41(4).
     """
     tau = check_tau(tau)
-    p = softmax(x, tau=tau, axis=axis)  # validates x
-    x = as_float_array("x", x) / tau
-    with np.errstate(divide="ignore"):
-        return np.where(p > 0, x - logsumexp(x, axis=axis, keepdims=True), -np.inf)
+    x = as_float_array("x", x)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension; got a scalar")
+    wide, _, z, rest = _log_domain(x, tau, axis, "x")
+    out = z - rest
+    lost = np.isneginf(out) & np.isfinite(wide)
+    if lost.any():
+        raise ValueError(
+            f"log_softmax(x) at {locate(lost)} is below -{float(finfo(out.dtype).max):.4g}, beyond "
+            f"{out.dtype.name}'s range (the logits of that slice span too much for tau = {tau!r})"
+        )
+    return to_dtype(out, x.dtype, "log_softmax(x)")
 
 
 def logsumexp(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
-    r"""Stable :math:`\log \sum_j \exp(x_j)` along ``axis``: ``m + log Σ exp(x - m)`` with ``m = max x``.
+    r"""Stable :math:`\log \sum_j \exp(x_j)` along ``axis``: ``m + log1p(Σ_{j≠argmax} exp(x_j - m))`` with ``m = max x``.
 
-    ``x``: real array of any shape; returns float. Raises ``ValueError`` on
-    NaN, +inf, or a slice that is entirely ``-inf``.
+    The maximum is subtracted first, so nothing overflows; its own term is
+    exactly 1 and is left out of the sum given to ``log1p``, so a slice with
+    one dominant entry keeps full precision. Accurate to a few ulps of the
+    input's dtype (of the result, and of ``max |x|`` where ``m`` and the log
+    nearly cancel) over the whole finite range.
+
+    Parameters
+    ----------
+    x : array_like, any shape with at least one dimension, real
+        ``-inf`` entries contribute nothing.
+    axis : int, default -1
+    keepdims : bool, default False
+
+    Returns
+    -------
+    ndarray, the shape of ``x`` without ``axis`` (kept as 1 with ``keepdims``), in ``x``'s float dtype.
+
+    Dtypes
+    ------
+    Computed in float64 for float16, bfloat16, float32 and float64 inputs (long double in
+    its own precision) and rounded once to the input's dtype; integers give float64.
+
+    Raises
+    ------
+    ValueError
+        ``x`` is empty or a scalar, holds NaN or +inf (index named); a slice that is
+        entirely ``-inf``; a result that the input's dtype cannot hold (just above
+        float16's 65504 with many entries, for instance), naming the slice.
+    TypeError
+        ``x`` is not real-valued.
+
+    References
+    ----------
+    Blanchard, Higham & Higham (2021), "Accurately computing the log-sum-exp and softmax functions".
     """
     x = as_float_array("x", x)
-    if np.isnan(x).any() or np.isposinf(x).any():
-        raise ValueError("x must not hold NaN or +inf")
-    m = np.max(x, axis=axis, keepdims=True)
-    if np.isneginf(m).any():
-        raise ValueError("a slice of x is entirely -inf: its log-sum-exp is -inf, not a number to normalise by")
-    out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension; got a scalar")
+    _, m, _, rest = _log_domain(x, 1.0, axis, "x")
+    with np.errstate(over="ignore"):
+        out = m + rest
+    if not np.isfinite(out).all():
+        raise ValueError(f"logsumexp(x) overflows {out.dtype.name} at slice {locate(~np.isfinite(out))}")
+    out = to_dtype(out, x.dtype, "logsumexp(x)")
     return out if keepdims else np.squeeze(out, axis=axis)

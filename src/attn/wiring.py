@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._precision import compute, require_finite, result_dtype, to_dtype, working_dtype
 from ._validate import as_float_array
 from .attention import Attention, attention
 from .masks import causal_mask
@@ -11,7 +12,15 @@ from .masks import causal_mask
 def project(X, W, x_name: str = "X", w_name: str = "W") -> np.ndarray:
     """Row-wise linear projection ``X @ W``: (T, d_model) @ (d_model, d) -> (T, d).
 
-    Raises ValueError naming both shapes when the inner widths differ.
+    ``x_name`` and ``w_name`` are the caller's names for the two arguments, used in errors.
+
+    Dtypes: the result has the inputs' float dtype (integers give float64). float16 and
+    bfloat16 are multiplied in float32 (float32 accumulation, as a fused kernel does) and
+    rounded once; a float32 product that overflows is redone in float64.
+
+    Raises ValueError naming both shapes when the inner widths differ, and naming the token
+    and column ("X·W_Q overflows float16 at token 0, column 3") when the product is beyond the
+    result dtype's range; TypeError for a non-real input.
     """
     X = as_float_array(x_name, X, ndim=2)
     W = as_float_array(w_name, W, ndim=2)
@@ -20,7 +29,17 @@ def project(X, W, x_name: str = "X", w_name: str = "W") -> np.ndarray:
             f"{x_name} has shape {X.shape} and {w_name} has shape {W.shape}: "
             f"{x_name} @ {w_name} needs {x_name}'s width ({X.shape[1]}) to equal {w_name}'s rows ({W.shape[0]})"
         )
-    return X @ W  # (T, d_model) @ (d_model, d) -> (T, d)
+    dtype = result_dtype(X, W)
+    what, labels = f"{x_name}·{w_name}", ("token", "column")
+
+    finite_inputs = bool(np.isfinite(X).all() and np.isfinite(W).all())  # else NaN/inf pass through to the caller's checks
+
+    def run(dt):
+        P = X.astype(dt, copy=False) @ W.astype(dt, copy=False)  # (T, d_model) @ (d_model, d) -> (T, d)
+        return require_finite(P, what, labels) if finite_inputs else P
+
+    with np.errstate(invalid="ignore"):
+        return to_dtype(compute(run, working_dtype(dtype)), dtype, what, labels)
 
 
 def attention_block(X_query, X_source, W_Q, W_K, W_V, mask=None, **kwargs) -> Attention:
