@@ -172,3 +172,16 @@ def divide_by_tau(x: np.ndarray, tau: float) -> np.ndarray:
         else:
             x[...] = x.astype(F64) / tau
     return x
+
+
+def multiply_by(x: np.ndarray, factor: float) -> np.ndarray:
+    """``x * factor`` in place, the factor never cast to a dtype where it rounds to 0, inf or a subnormal."""
+    if factor == 1.0:
+        return x
+    info = finfo(x.dtype)
+    with np.errstate(over="ignore", under="ignore"):
+        if factor == 0 or float(info.tiny) <= abs(factor) <= float(info.max):
+            x *= x.dtype.type(factor)
+        else:
+            x[...] = x.astype(F64) * factor
+    return x

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import F64, NotFinite, compute, finfo, require_finite, result_dtype, to_dtype, working_dtype
+from ._precision import F64, compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, working_dtype
 from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk, check_scale
 from .softmax import softmax_inplace
 
@@ -174,13 +174,7 @@ def scaled_product(Q: np.ndarray, K: np.ndarray, scale: float, dt) -> np.ndarray
     """
     dt = np.dtype(dt)
     S = Q.astype(dt, copy=False) @ np.swapaxes(K.astype(dt, copy=False), -1, -2)  # (.., T_q, d_k) @ (.., d_k, T_k)
-    if scale != 1.0:
-        info = finfo(dt)
-        if scale == 0 or float(info.tiny) <= abs(scale) <= float(info.max):
-            S *= dt.type(scale)  # in place: the score matrix is the one large array here
-        else:
-            S = (S.astype(F64) * scale).astype(dt)
-    return S
+    return multiply_by(S, scale)  # in place: the score matrix is the one large array here
 
 
 def value_exponent(V: np.ndarray, n_terms: int, work) -> int:

@@ -12,8 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import as_float_array, check_count, check_finite, check_qk, check_tau
-from .softmax import softmax
+from ._precision import F64, compute, locate, divide_by_tau, multiply_by, require_finite, result_dtype, to_dtype, wide_dtype, working_dtype
+from ._validate import as_float_array, check_count, check_finite, check_qk, check_scale, check_tau
+from .softmax import _softmax_work, softmax
 
 
 # --------------------------------------------------------------------------- helpers
@@ -26,8 +27,8 @@ def _check_probabilities(name: str, w, axis: int = -1) -> np.ndarray:
     if (w < 0).any():
         where = tuple(int(i) for i in np.argwhere(w < 0)[0])
         raise ValueError(f"{name} must be non-negative (a probability vector); {name}{list(where)} = {w[where]!r}")
-    tol = math.sqrt(np.finfo(w.dtype).eps)  # 1.5e-8 in float64, 3.5e-4 in float32
-    total = w.sum(axis=axis)
+    tol = math.sqrt(float(np.finfo(working_dtype(w.dtype)).eps)) if w.dtype.itemsize >= 4 else 0.03  # sqrt(eps)
+    total = w.astype(wide_dtype(w.dtype)).sum(axis=axis)  # float64 sum: no rounding drift over many entries
     off = np.abs(total - 1) > tol * max(1, w.shape[axis])
     if np.any(off):
         bad = float(np.asarray(total)[np.unravel_index(int(np.argmax(off)), np.shape(total))]) if np.ndim(total) else float(total)
@@ -58,12 +59,19 @@ def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
     ndarray, shape (..., n, n)
         Symmetric, positive semi-definite, every row summing to 0; float dtype of ``s``.
 
+    Dtypes
+    ------
+    float32 and float64 are computed in their own precision, float16 and bfloat16 in
+    float32 and rounded back; integers give float64. The division by τ is done in float64
+    when τ is not a normal number of that precision (τ is never cast to 0).
+
     Raises
     ------
     ValueError
         ``s`` is empty, a scalar, non-finite, has a negative entry, or a slice
-        that does not sum to 1 (within ``sqrt(eps)`` of its dtype, times n);
-        ``tau`` is not a finite number > 0.
+        that does not sum to 1 (within ``sqrt(eps)`` of its dtype, times n; 0.03 for
+        float16); ``tau`` is not a finite number > 0; an entry ``s_i(1 - s_i)/τ`` that
+        the dtype cannot hold (τ tiny), naming the index.
     TypeError
         ``s`` is not real-valued.
 
@@ -74,9 +82,20 @@ def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
     tau = check_tau(tau)
     s = _check_probabilities("s", s)
     n = s.shape[-1]
-    diag = s[..., :, None] * np.eye(n, dtype=s.dtype)  # (..., n, n)
-    outer = s[..., :, None] * s[..., None, :]  # (..., n, 1) * (..., 1, n) -> (..., n, n)
-    return (diag - outer) / np.asarray(tau, dtype=s.dtype)
+    sw = s.astype(working_dtype(s.dtype))
+    diag = sw[..., :, None] * np.eye(n, dtype=sw.dtype)  # (..., n, n)
+    outer = sw[..., :, None] * sw[..., None, :]  # (..., n, 1) * (..., 1, n) -> (..., n, n)
+    return _over_tau(diag - outer, tau, s.dtype, "softmax_jacobian(s, tau)")
+
+
+def _over_tau(a: np.ndarray, tau: float, dtype, what: str) -> np.ndarray:
+    """``a / τ`` returned in ``dtype``; a quotient that float64 or ``dtype`` cannot hold is refused, naming τ."""
+    hint = f" (tau = {tau!r} is too small for it)"
+
+    def run(dt):
+        return require_finite(divide_by_tau(a.astype(dt), tau), what, None, hint)
+
+    return to_dtype(compute(run, a.dtype), dtype, what, None, hint)
 
 
 def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
@@ -103,13 +122,18 @@ def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
     -------
     ndarray, shape (...)  (a 0-d array for one vector); float dtype of ``s``.
 
+    Dtypes
+    ------
+    As :func:`softmax_jacobian`: float16 and bfloat16 computed in float32 and rounded back.
+
     Raises
     ------
     ValueError, TypeError
         As :func:`softmax_jacobian`.
     """
     tau = check_tau(tau)
-    s = _check_probabilities("s", s)
+    s0 = _check_probabilities("s", s)
+    s = s0.astype(working_dtype(s0.dtype))
     top = np.argmax(s, axis=-1)[..., None]  # (..., 1): index of the largest entry
     is_top = np.zeros(s.shape, dtype=bool)
     np.put_along_axis(is_top, top, True, axis=-1)
@@ -120,7 +144,7 @@ def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
     one_minus = np.where(is_top, np.sum(others, axis=-1, keepdims=True), 1 - s)  # 1 - s_i
     sq_others = np.where(is_top, rest_sq, a - s2)  # Σ_{l ≠ i} s_l²
     frob2 = np.sum(s2 * one_minus**2 + s2 * sq_others, axis=-1)
-    return np.sqrt(frob2) / np.asarray(tau, dtype=s.dtype)
+    return _over_tau(np.sqrt(frob2), tau, s0.dtype, "softmax_jacobian_norm(s, tau)")
 
 
 def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=None) -> np.ndarray:
@@ -138,7 +162,7 @@ def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=N
 
     Returns
     -------
-    ndarray, shape (n, T_k), float64.
+    ndarray, shape (n, T_k), float64 (always: the draws are float64; cast the result if needed).
 
     Raises
     ------
@@ -180,14 +204,21 @@ def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) 
     Returns
     -------
     ndarray, shape (d_v, d_k)
-        Entry ``[a, b]`` is :math:`\partial o_a / \partial q_b`; float64 unless all inputs are float32.
+        Entry ``[a, b]`` is :math:`\partial o_a / \partial q_b`, in the inputs' float dtype.
+
+    Dtypes
+    ------
+    As :func:`attn.attention`: float64 and float32 computed in their own precision (redone in
+    float64 if a step overflows float32), float16 and bfloat16 in float32 and rounded back;
+    integers give float64. τ and the scale are applied as float64 numbers.
 
     Raises
     ------
     ValueError
         ``q`` is not a non-empty vector; ``K`` or ``V`` is not a non-empty matrix;
         the widths of ``q`` and ``K`` differ, or ``K`` and ``V`` have different
-        numbers of rows (shapes named); a NaN or inf in an input; a bad ``tau``.
+        numbers of rows (shapes named); a NaN or inf in an input; a bad ``tau`` or ``scale``;
+        a score ``K·q`` or a derivative that the dtype cannot hold, naming the entry.
     TypeError
         A non-real input.
 
@@ -205,13 +236,20 @@ def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) 
         raise ValueError(f"K has shape {K.shape} and V has shape {V.shape}: every key needs one value (T_k must agree)")
     for name, arr in (("q", q), ("K", K), ("V", V)):
         check_finite(name, arr)
-    if scale is None:
-        scale = 1.0 / math.sqrt(K.shape[1])
-    c = float(scale) / tau
-    w = softmax(c * (K @ q))  # (T_k, d_k) @ (d_k,) -> (T_k,)
-    v_bar = w @ V  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o
-    k_bar = w @ K  # (T_k,) @ (T_k, d_k) -> (d_k,)
-    return c * ((V - v_bar).T * w) @ (K - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
+    scale = check_scale(scale, K.shape[1])
+    dtype = result_dtype(q, K, V)
+
+    def run(dt):
+        qw, Kw, Vw = (a.astype(dt, copy=False) for a in (q, K, V))
+        z = require_finite(multiply_by(Kw @ qw, scale), "K·q", ("key",))  # (T_k, d_k) @ (d_k,) -> (T_k,)
+        w = _softmax_work(z, tau, -1, "K·q")  # (T_k,)
+        v_bar = w @ Vw  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o
+        k_bar = w @ Kw  # (T_k,) @ (T_k, d_k) -> (d_k,)
+        cov = ((Vw - v_bar).T * w) @ (Kw - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
+        divide_by_tau(multiply_by(cov, scale), tau)
+        return require_finite(cov, "∂o/∂q", ("output component", "query component"))
+
+    return to_dtype(compute(run, working_dtype(dtype)), dtype, "∂o/∂q", ("output component", "query component"))
 
 
 # --------------------------------------------------------------------------- entropy and temperature
@@ -229,6 +267,12 @@ def entropy(w, axis: int = -1) -> np.ndarray:
     ndarray (the shape of ``w`` without ``axis``; a 0-d array for a vector)
         Values in :math:`[0, \log n]`: 0 for a one-hot row, :math:`\log n` for the uniform row.
 
+    Dtypes
+    ------
+    Computed in float64 for every input dtype up to float64 (each term :math:`w_j \log w_j`
+    keeps its digits even for subnormal weights, and the sum over many keys does not drift),
+    then rounded once to ``w``'s float dtype; integers give float64.
+
     Raises
     ------
     ValueError
@@ -241,9 +285,10 @@ def entropy(w, axis: int = -1) -> np.ndarray:
     Shannon (1948); Cover & Thomas (2006), *Elements of Information Theory*, §2.1.
     """
     w = _check_probabilities("w", w, axis=axis)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(w > 0, -w * np.log(np.where(w > 0, w, 1)), 0.0)
-    return terms.sum(axis=axis)
+    ww = w.astype(wide_dtype(w.dtype))
+    positive = ww > 0
+    terms = np.where(positive, -ww * np.log(np.where(positive, ww, 1)), 0.0)  # 0 log 0 = 0
+    return to_dtype(terms.sum(axis=axis), w.dtype, "entropy(w)")
 
 
 def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
@@ -263,22 +308,38 @@ def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
 
     Returns
     -------
-    ndarray (the shape of ``x`` without ``axis``)
-        Non-negative; zero exactly when every logit of the slice is equal.
+    ndarray (the shape of ``x`` without ``axis``), in ``x``'s float dtype
+        Non-negative; zero when every logit of the slice is equal.
+
+    Dtypes
+    ------
+    Computed in float64 for every input dtype up to float64 and rounded once to ``x``'s float
+    dtype (integers give float64). The logits are scaled by a power of 2 before the variance
+    (exactly), and τ³ is never formed, so neither overflows on the way.
 
     Raises
     ------
     ValueError, TypeError
         As :func:`attn.softmax` (and ``x`` must be finite here: a masked entry
-        carries no variance, drop it instead).
+        carries no variance, drop it instead); a derivative that float64 or ``x``'s
+        dtype cannot hold (a tiny τ), naming τ.
     """
     tau = check_tau(tau)
     x = as_float_array("x", x)
     check_finite("x", x)
-    s = softmax(x, tau=tau, axis=axis)
-    mean = np.sum(s * x, axis=axis, keepdims=True)
-    var = np.sum(s * (x - mean) ** 2, axis=axis)  # centred form: no cancellation
-    return var / tau**3
+    xw = x.astype(wide_dtype(x.dtype))
+    s = softmax(xw, tau=tau, axis=axis)
+    big = float(np.max(np.abs(xw)))
+    e = int(np.frexp(big)[1]) if big > 0 else 0
+    xs = np.ldexp(xw, -e)  # |xs| < 1: the squares below cannot overflow
+    mean = np.sum(s * xs, axis=axis, keepdims=True)
+    var = np.sum(s * (xs - mean) ** 2, axis=axis)  # centred form: no cancellation
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(np.ldexp(var / tau, e) / tau, e) / tau  # Var(x) / τ³ = 2^2e Var(xs) / τ³, never forming τ³
+    if not np.isfinite(out).all():
+        raise ValueError(f"entropy_tau_derivative(x, tau) overflows float64 at {locate(~np.isfinite(out))} "
+                         f"(tau = {tau!r} is too small for these logits)")
+    return to_dtype(out, x.dtype, "entropy_tau_derivative(x, tau)", None, f" (tau = {tau!r})")
 
 
 # --------------------------------------------------------------------------- similarity
@@ -292,26 +353,42 @@ def cosine_similarity(Q, K) -> np.ndarray:
 
     Returns
     -------
-    ndarray, shape (T_q, T_k), entries in [-1, 1].
+    ndarray, shape (T_q, T_k), entries in [-1, 1], in the inputs' float dtype.
+
+    Dtypes
+    ------
+    Computed in float64 for every input dtype up to float64 (float16, bfloat16, float32 and
+    float64 alike), then rounded once to the inputs' float dtype; integers give float64. Each
+    row is first divided by a power of 2 near its largest entry (exactly), so the norms
+    neither overflow (rows of 1e200, float32 rows near 3.4e38) nor underflow (rows of
+    1e-200): the cosine of two parallel rows is 1 whatever their size.
 
     Raises
     ------
     ValueError
-        Shapes as in :func:`attn.scores`; a row of Q or K that is zero (its
-        direction, hence its cosine, is undefined), naming the row.
+        Shapes as in :func:`attn.scores`; NaN or inf in Q or K; a row of Q or K that is
+        zero, every entry exactly 0 (its direction, hence its cosine, is undefined),
+        naming the row.
     TypeError
         A non-real input.
     """
     Q, K = check_qk(Q, K)
     check_finite("Q", Q)
     check_finite("K", K)
-    nq = np.linalg.norm(Q, axis=1)  # (T_q,)
-    nk = np.linalg.norm(K, axis=1)  # (T_k,)
-    for name, norms in (("Q", nq), ("K", nk)):
-        if (norms == 0).any():
-            raise ValueError(f"row {int(np.flatnonzero(norms == 0)[0])} of {name} is zero: its cosine similarity is undefined")
-    C = (Q @ K.T) / nq[:, None] / nk[None, :]  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
-    return np.clip(C, -1.0, 1.0)
+    dtype = result_dtype(Q, K)
+    Qu, Ku = _unit_rows("Q", Q), _unit_rows("K", K)  # (T_q, d_k), (T_k, d_k), rows of norm 1
+    C = Qu @ Ku.T  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+    return to_dtype(np.clip(C, -1.0, 1.0), dtype, "cosine_similarity(Q, K)")
+
+
+def _unit_rows(name: str, X: np.ndarray) -> np.ndarray:
+    """The rows of ``X`` divided by their Euclidean norms, in float64, scaled first so nothing over- or underflows."""
+    Xw = X.astype(wide_dtype(X.dtype))
+    top = np.max(np.abs(Xw), axis=1)  # (T,)
+    if (top == 0).any():
+        raise ValueError(f"row {int(np.flatnonzero(top == 0)[0])} of {name} is zero: its cosine similarity is undefined")
+    Xs = np.ldexp(Xw, -np.frexp(top)[1][:, None])  # largest |entry| of each row in [0.5, 1): exact scaling
+    return Xs / np.sqrt(np.sum(Xs * Xs, axis=1, keepdims=True))  # norms in [0.5, sqrt(d_k)]
 
 
 # --------------------------------------------------------------------------- cost
