@@ -177,35 +177,37 @@ def scaled_product(Q: np.ndarray, K: np.ndarray, scale: float, dt) -> np.ndarray
     return multiply_by(S, scale)  # in place: the score matrix is the one large array here
 
 
-def value_exponent(V: np.ndarray, n_terms: int, work) -> int:
-    """A power-of-2 exponent e such that sums of up to ``n_terms`` rows of ``V · 2**-e`` cannot overflow ``work``.
+def value_exponent(V: np.ndarray, n_terms: int, work) -> np.ndarray | None:
+    """Power-of-2 exponents e, one per column of V (shape (.., 1, d_v)), such that sums of up to ``n_terms``
+    rows of ``V · 2**-e`` cannot overflow ``work``; None when no column needs scaling.
 
-    0 (no scaling) unless ``max |V| · n_terms`` comes within a factor 4 of ``work``'s largest number.
-    Scaling by a power of 2 is exact, so the output ``2**e · (W @ (V · 2**-e))`` loses nothing.
+    A column is scaled only when ``max |V[:, c]| · n_terms`` comes within a factor 4 of ``work``'s largest
+    number, and each by its own exponent, so a column of small values next to a column near the
+    largest number keeps its digits. Scaling by a power of 2 is exact.
     """
-    with np.errstate(over="ignore"):
-        vmax = float(np.max(np.abs(V))) if V.size else 0.0
-    if vmax == 0 or vmax * n_terms < float(finfo(work).max) / 4:
-        return 0
-    return int(np.frexp(vmax)[1])
+    top = np.max(np.abs(V), axis=-2, keepdims=True).astype(F64)  # (.., 1, d_v)
+    near = top * n_terms >= float(finfo(work).max) / 4
+    if not near.any():
+        return None
+    return np.where(near, np.frexp(top)[1], 0)
 
 
 def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``weights @ V`` in the weights' dtype (float32 or wider), rows of ``weights`` summing to at most 1.
 
     Each output row is a convex combination of rows of V, so it is never larger than
-    ``max |V|``; V is scaled by a power of 2 when its entries are near the dtype's largest
-    number, so that no partial sum overflows on the way.
+    ``max |V|``; a column of V near the dtype's largest number is scaled by a power of 2,
+    so that no partial sum overflows on the way.
     """
     work = weights.dtype
     e = value_exponent(V, 1, work)
     Vw = V.astype(work, copy=False)
-    if e:
+    if e is not None:
         Vw = np.ldexp(Vw, -e).astype(work, copy=False)
     out = weights @ Vw  # (.., T_q, T_k) @ (.., T_k, d_v) -> (.., T_q, d_v)
-    if e:  # near the dtype's largest number, a rounding above max |V| would overflow on the way back
+    if e is not None:  # near the dtype's largest number, a rounding above max |V| would overflow on the way back
         clip_to_values(out, Vw)
-        out = np.ldexp(out, e)  # back to scale, exactly
+        out = np.ldexp(out, e).astype(work, copy=False)  # back to scale, exactly
     return out
 
 

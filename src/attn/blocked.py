@@ -136,7 +136,7 @@ def blocked_attention(
 
     def run(dt):
         e = value_exponent(V, T_k, dt)  # V · 2**-e: no partial sum of T_k rows can overflow dt
-        Vw = V.astype(dt) if not e else np.ldexp(V.astype(F64), -e).astype(dt)
+        Vw = V.astype(dt) if e is None else np.ldexp(V.astype(F64), -e).astype(dt)
         output = np.zeros((T_q, d_v), dtype=dt)
         lse = np.empty(T_q, dtype=F64)
         for q0 in range(0, T_q, qb):
@@ -144,7 +144,7 @@ def blocked_attention(
             out_b, lse[q0:q1] = _query_block(Q[q0:q1], q0, K, Vw, None if mask is None else mask[q0:q1],
                                              tau, scale, block_size, dt)
             output[q0:q1] = out_b
-        if e:
+        if e is not None:
             clip_to_values(output, Vw)
             output = np.ldexp(output.astype(F64), e)  # exact; never beyond max |V| (a convex combination)
         return output, lse

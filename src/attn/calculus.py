@@ -162,7 +162,9 @@ def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=N
 
     Returns
     -------
-    ndarray, shape (n, T_k), float64 (always: the draws are float64; cast the result if needed).
+    ndarray, shape (n, T_k), float64.
+
+    Dtypes: always float64 (the draws are float64; cast the result for another dtype).
 
     Raises
     ------
@@ -376,19 +378,24 @@ def cosine_similarity(Q, K) -> np.ndarray:
     check_finite("Q", Q)
     check_finite("K", K)
     dtype = result_dtype(Q, K)
-    Qu, Ku = _unit_rows("Q", Q), _unit_rows("K", K)  # (T_q, d_k), (T_k, d_k), rows of norm 1
-    C = Qu @ Ku.T  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
+    Qs, Ks = _scaled_rows("Q", Q), _scaled_rows("K", K)  # (T_q, d_k), (T_k, d_k), largest |entry| in [0.5, 1)
+    nq2 = np.sum(Qs * Qs, axis=1)  # (T_q,), squared norms in [0.25, d_k]: no overflow, no underflow to 0
+    nk2 = np.sum(Ks * Ks, axis=1)  # (T_k,)
+    C = (Qs @ Ks.T) / np.sqrt(nq2[:, None] * nk2[None, :])  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k); one sqrt
     return to_dtype(np.clip(C, -1.0, 1.0), dtype, "cosine_similarity(Q, K)")
 
 
-def _unit_rows(name: str, X: np.ndarray) -> np.ndarray:
-    """The rows of ``X`` divided by their Euclidean norms, in float64, scaled first so nothing over- or underflows."""
+def _scaled_rows(name: str, X: np.ndarray) -> np.ndarray:
+    """The rows of ``X`` in float64, each divided by a power of 2 that brings its largest |entry| into [0.5, 1).
+
+    Dividing by a power of 2 is exact, and the cosine does not depend on a row's length.
+    A row is refused as zero only when every entry is exactly 0.
+    """
     Xw = X.astype(wide_dtype(X.dtype))
     top = np.max(np.abs(Xw), axis=1)  # (T,)
     if (top == 0).any():
         raise ValueError(f"row {int(np.flatnonzero(top == 0)[0])} of {name} is zero: its cosine similarity is undefined")
-    Xs = np.ldexp(Xw, -np.frexp(top)[1][:, None])  # largest |entry| of each row in [0.5, 1): exact scaling
-    return Xs / np.sqrt(np.sum(Xs * Xs, axis=1, keepdims=True))  # norms in [0.5, sqrt(d_k)]
+    return np.ldexp(Xw, -np.frexp(top)[1][:, None])
 
 
 # --------------------------------------------------------------------------- cost
@@ -422,6 +429,9 @@ def score_flops(T_q: int, T_k: int, d_k: int, d_v: int) -> FlopCount:
     Returns
     -------
     FlopCount(scores, scale, softmax, weighted_sum), with a ``total`` property.
+
+    Dtypes: Python integers, exact; the count is the same in float16, float32 and float64
+    (the dtype changes the bytes moved, see :func:`score_matrix_bytes`, not the operations).
 
     Raises
     ------
@@ -518,6 +528,9 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
         ``output`` (T_q, d_v) float64, equal to ``attn.attention(Q, K, V, tau=tau,
         scale=scale).output`` up to rounding; the counted operations by phase.
 
+    Dtypes: every input dtype (float16, bfloat16, float32, float64, integers) is read as
+    Python floats (float64) and the output is float64; the count does not depend on it.
+
     Raises
     ------
     ValueError, TypeError
@@ -526,6 +539,7 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     from ._validate import check_attention_inputs
 
     Q, K, V, _, _, tau, _ = check_attention_inputs(Q, K, V, None, tau, "raise")
+    Q, K, V = (x.astype(F64) for x in (Q, K, V))
     T_q, d_k = Q.shape
     T_k, d_v = V.shape
     c = (1.0 / math.sqrt(d_k) if scale is None else float(scale)) / tau

@@ -21,6 +21,9 @@ def causal_mask(T_q: int, T_k: int | None = None, offset: int | None = None) -> 
     query 0 may read. ``offset = T_k - T_q`` aligns the queries with the last
     T_q keys.
 
+    Dtypes: the mask is always ``bool`` (no float16/float32/float64 arithmetic); it works
+    unchanged with scores of any float dtype.
+
     Raises
     ------
     ValueError

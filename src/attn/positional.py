@@ -20,6 +20,9 @@ def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     Row t is added to the embedding of the token at position t. Every entry lies in [-1, 1];
     row 0 is (0, 1, 0, 1, …).
 
+    Dtypes: always float64; cast it (``E.astype(X.dtype)``) before adding it to float16 or
+    float32 embeddings (every entry lies in [-1, 1], so any float dtype holds it).
+
     Raises
     ------
     ValueError

@@ -120,24 +120,56 @@ def _softmax_work(x: np.ndarray, tau: float, axis: int, name: str) -> np.ndarray
     return x
 
 
-def _log_domain(x, tau: float, axis: int, name: str):
-    """Shared by the log-domain functions: ``(z, log1p_rest)`` in float64 (or wider), with
+def _two_product(a: np.ndarray, b: float):
+    """``(p, e)`` with ``p = fl(a·b)`` and ``p + e = a·b`` exactly (Dekker 1971), float64; non-finite if a split overflows."""
+    def split(v):
+        c = 134217729.0 * v  # 2**27 + 1
+        hi = c - (c - v)
+        return hi, v - hi
 
-    ``z = (x - max) / τ`` (0 at a maximum, -inf where x is -inf) and ``log1p_rest = log1p(Σ_{j≠argmax} exp(z_j))``,
-    so that ``logsumexp(x / τ) = max / τ + log1p_rest`` and ``log_softmax = z - log1p_rest``. The maximum
-    contributes exactly 1 to the sum; leaving it out and using log1p keeps full relative precision when
-    one entry dominates (the log-softmax of the winner is then ``-Σ_{others} exp(z)``, not a rounded 0).
+    p = a * b
+    ah, al = split(a)
+    bh, bl = split(np.float64(b))
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _log_domain(x, tau: float, axis: int, name: str):
+    """Shared by the log-domain functions, in float64 (or wider): ``(m, z, z_err, log1p_rest)`` with
+
+    ``z + z_err = (x - max) / τ`` to about twice float64's precision (0 at a maximum, -inf where x is
+    -inf), and ``log1p_rest = log1p(Σ_{j≠argmax} exp(z_j + z_err_j))``, so that
+    ``logsumexp(x / τ) = max / τ + log1p_rest`` and ``log_softmax = (z - log1p_rest) + z_err``.
+
+    The maximum contributes exactly 1 to the sum; leaving it out and using log1p keeps full relative
+    precision when one entry dominates (the log-softmax of the winner is then ``-Σ_{others} exp(z)``,
+    not a rounded 0). The rounding error of ``z`` is carried (TwoSum for ``x - max``, Dekker's product
+    for the division by τ) because ``exp`` turns an absolute error in ``z`` into a relative error
+    ``|z|`` times larger: without it a winner's log-probability at ``z = -30`` is off by 15 ulps.
     """
     wide = x.astype(wide_dtype(x.dtype))
     m = np.max(wide, axis=axis, keepdims=True)
     _check_max(wide, m, axis, name)
-    with np.errstate(over="ignore"):
-        z = wide - m  # exact for neighbours (Sterbenz), one rounding otherwise; -inf only past float64's range
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = wide - m  # -inf only past float64's range (or where x is -inf)
+        if wide.dtype == F64:
+            t = d - wide
+            d_err = (wide - (d - t)) + (-m - t)  # TwoSum: d + d_err = x - max exactly
+        else:
+            d_err = np.zeros_like(d)
         if tau != 1.0:
-            z /= tau
-    e = np.exp(z)
+            z = d / tau
+            if wide.dtype == F64:
+                p, p_err = _two_product(z, tau)  # p + p_err = z·τ exactly
+                z_err = (((d - p) - p_err) + d_err) / tau  # d - p is exact (Sterbenz)
+            else:
+                z_err = d_err / tau
+        else:
+            z, z_err = d, d_err
+        z_err = np.where(np.isfinite(z) & np.isfinite(z_err), z_err, 0.0)  # an overflowed split: no correction
+        e = np.exp(z)
+        e += e * z_err  # exp(z + z_err) = exp(z)(1 + z_err + ...)
     np.put_along_axis(e, np.argmax(z, axis=axis, keepdims=True), 0.0, axis=axis)  # leave one maximum out
-    return wide, m, z, np.log1p(np.sum(e, axis=axis, keepdims=True))
+    return wide, m, z, z_err, np.log1p(np.sum(e, axis=axis, keepdims=True))
 
 
 def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
@@ -186,8 +218,9 @@ def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     x = as_float_array("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension; got a scalar")
-    wide, _, z, rest = _log_domain(x, tau, axis, "x")
-    out = z - rest
+    wide, _, z, z_err, rest = _log_domain(x, tau, axis, "x")
+    with np.errstate(invalid="ignore"):
+        out = (z - rest) + z_err  # z <= 0 <= rest: the subtraction never cancels
     lost = np.isneginf(out) & np.isfinite(wide)
     if lost.any():
         raise ValueError(
@@ -238,7 +271,7 @@ def logsumexp(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     x = as_float_array("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension; got a scalar")
-    _, m, _, rest = _log_domain(x, 1.0, axis, "x")
+    _, m, _, _, rest = _log_domain(x, 1.0, axis, "x")
     with np.errstate(over="ignore"):
         out = m + rest
     if not np.isfinite(out).all():

@@ -50,6 +50,10 @@ def attention_block(X_query, X_source, W_Q, W_K, W_V, mask=None, **kwargs) -> At
     (d_model, d_k), W_K is (d_model', d_k), W_V is (d_model', d_v). Extra keyword
     arguments (tau, scale, empty_rows) go to :func:`attn.attention`, as do its errors.
 
+    Dtypes: each projection as :func:`project` (float16 and bfloat16 multiplied in float32 and
+    rounded back), then :func:`attn.attention` (scores and softmax in float32 for half
+    precision); output and weights in the inputs' float dtype, float64 for integers.
+
     References: Vaswani et al. (2017), §3.2.2 and §3.2.3.
     """
     Q = project(X_query, W_Q, "X_query", "W_Q")
@@ -63,6 +67,9 @@ def self_attention(X, W_Q, W_K, W_V, mask=None, causal: bool = False, **kwargs) 
 
     ``causal=True`` lets position i read positions j <= i (combined with ``mask``
     by logical and). Returns output (T, d_v) and weights (T, T).
+
+    Dtypes and errors: as :func:`attention_block` (float16 and bfloat16 computed in float32,
+    results in the inputs' dtype; float32 and float64 in their own precision).
     """
     if causal:
         T = as_float_array("X", X, ndim=2).shape[0]
@@ -75,5 +82,8 @@ def cross_attention(X, Y, W_Q, W_K, W_V, mask=None, **kwargs) -> Attention:
     """Cross-attention: queries from X (T_q, d_model), keys and values from another sequence Y (T_k, d_model').
 
     T_q and T_k may differ. Returns output (T_q, d_v) and weights (T_q, T_k).
+
+    Dtypes and errors: as :func:`attention_block` (float16 and bfloat16 computed in float32,
+    results in the inputs' dtype; float32 and float64 in their own precision).
     """
     return attention_block(X, Y, W_Q, W_K, W_V, mask=mask, **kwargs)

@@ -1,0 +1,425 @@
+"""Issue 12: numbers that hold in every dtype and range.
+
+The dtype policy (attn._precision): float16 and bfloat16 are computed in float32, float32 and
+float64 in their own precision (float32 scores that overflow are redone in float64), log-domain
+results and cosines in float64; results come back in the input's dtype, and what that dtype
+cannot hold is refused with a ValueError naming the caller's argument.
+
+Tolerances, stated once:
+- log_softmax: within 4 ulps of the input dtype at the exact value (mpmath, 50 digits);
+- logsumexp: within 4 ulps of the result plus 4 float64 ulps of log n (the only place the
+  maximum and the logarithm can cancel);
+- softmax rows sum to 1 within n·eps of the dtype;
+- attention outputs within (4 T_k + 4)·eps(working dtype)·max |V[:, c]| plus one ulp of the
+  dtype of the exact value, for naive, blocked and multi-head alike;
+- cosine similarity equal to the float64 value rounded to the dtype (one ulp).
+"""
+import math
+import os
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import attn
+from attn import blocked_attention, multi_head_attention
+from attn.softmax import softmax_inplace
+
+mpmath.mp.dps = 50
+DTYPES = [np.float16, np.float32, np.float64]
+# 60 examples a property keeps this file near 10 s; ATTN_PRECISION_EXAMPLES=2000 searches harder.
+FAST = settings(max_examples=int(os.environ.get("ATTN_PRECISION_EXAMPLES", 60)), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
+TAUS = st.sampled_from([1.0, 0.5, 3.0, 1e-3, 1e3, 1e-50, 1e50])
+
+
+def every_magnitude(dtype):
+    """Finite floats of ``dtype`` from its smallest normal to its largest, either sign, and 0."""
+    info = np.finfo(dtype)
+    return st.floats(-float(info.max), float(info.max), width=info.bits, allow_nan=False,
+                     allow_infinity=False, allow_subnormal=False)
+
+
+def ulp(value, dtype):
+    """The spacing of ``dtype`` at the value (the smallest subnormal at 0; at the largest finite number,
+    the spacing just below it)."""
+    with np.errstate(over="ignore"):
+        v = np.abs(np.asarray(value, dtype=dtype))
+        if not np.isfinite(v):
+            return float("inf")
+        return float(np.spacing(np.nextafter(v, np.asarray(0, dtype)) if v == np.finfo(dtype).max else v))
+
+
+@pytest.fixture(autouse=True)
+def no_runtime_warnings():
+    """A RuntimeWarning (overflow, invalid value, divide by zero) anywhere in these tests is a failure."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        yield
+
+
+# --- the issue's inputs ------------------------------------------------------------------
+
+def test_log_softmax_of_an_underflowing_weight_keeps_its_log():
+    np.testing.assert_array_equal(attn.log_softmax([0.0, -1000.0]), [0.0, -1000.0])
+    np.testing.assert_array_equal(attn.log_softmax(np.array([0.0, -1000.0], np.float32)), [0.0, -1000.0])
+    np.testing.assert_array_equal(attn.log_softmax([0.0, -1000.0], tau=2.0), [-math.exp(-500), -500.0])  # not a rounded 0
+
+
+def test_large_float32_logits_keep_their_digits():
+    x = np.array([1e6, 1e6 + 1, 1e6 - 3, 3e38], np.float32)[:3]
+    got = attn.log_softmax(x)
+    assert got.dtype == np.float32
+    # by hand: the differences from the maximum are -1, 0, -4 exactly; log1p(e^-1 + e^-4) = 0.326562...
+    rest = math.log1p(math.exp(-1) + math.exp(-4))
+    np.testing.assert_array_equal(got, np.array([-1 - rest, -rest, -4 - rest], np.float32))
+    big = np.array([3.0e38, 2.9e38], np.float32)
+    ref = [float(v) for v in attn.log_softmax(big.astype(np.float64))]
+    np.testing.assert_array_equal(attn.log_softmax(big), np.array(ref, np.float32))
+
+
+def test_log_softmax_of_a_dominant_entry_is_minus_the_others_mass():
+    # log_softmax([0, -100])[0] = -log1p(e^-100) = -3.72e-44, not a rounded 0
+    got = attn.log_softmax([0.0, -100.0])
+    assert got[0] == -math.exp(-100) and got[1] == -100.0
+
+
+def test_logsumexp_and_entropy_by_hand():
+    assert attn.logsumexp([0.0, -1000.0]) == 0.0
+    assert attn.logsumexp([1000.0, 1000.0]) == 1000.0 + math.log(2)
+    assert attn.logsumexp(np.array([3.0e38, 3.0e38], np.float32)) == np.float32(3.0e38)
+    assert float(attn.entropy(np.array([0.5, 0.5], np.float16))) == pytest.approx(math.log(2), abs=1e-3)
+
+
+def half_precision_example(dtype=np.float16):
+    Q = np.full((2, 4), 200, dtype)
+    K = np.full((3, 4), 200, dtype)
+    K[1] = -200
+    V = np.arange(6).reshape(3, 2).astype(dtype)
+    return Q, K, V
+
+
+@pytest.mark.parametrize("tau", [1.0, 0.25, 1e-30])
+def test_float16_example_attention(tau):
+    Q, K, V = half_precision_example()
+    out, w = attn.attention(Q, K, V, tau=tau)
+    assert out.dtype == w.dtype == np.float16
+    np.testing.assert_array_equal(out, [[2, 3], [2, 3]])
+    np.testing.assert_array_equal(w, [[0.5, 0, 0.5], [0.5, 0, 0.5]])
+
+
+@pytest.mark.parametrize("block_size, query_block_size", [(1, None), (2, 1), (512, 1024)])
+def test_float16_example_blocked(block_size, query_block_size):
+    Q, K, V = half_precision_example()
+    res = blocked_attention(Q, K, V, block_size=block_size, query_block_size=query_block_size, return_lse=True)
+    assert res.output.dtype == np.float16
+    np.testing.assert_array_equal(res.output, [[2, 3], [2, 3]])
+    # lse = 80000 + log 2 is beyond float16: kept in float32, as FlashAttention keeps it
+    assert res.lse.dtype == np.float32
+    np.testing.assert_allclose(res.lse, 80000 + math.log(2), rtol=1e-7)
+
+
+@pytest.mark.parametrize("h", [1, 2])
+def test_float16_example_multi_head(h):
+    # X = I makes Q = W_Q, K = W_K, V = W_V exactly: the issue's Q, K, V in every head
+    X = np.eye(3, dtype=np.float16)
+    W_Q = np.full((3, 4 * h), 200, np.float16)
+    W_K = W_Q.copy()
+    W_K[1] = -200
+    W_V = np.tile(np.arange(6).reshape(3, 2), h).astype(np.float16)
+    W_O = np.vstack([np.eye(2)] * h).astype(np.float16) / h
+    out, w = multi_head_attention(X, W_Q, W_K, W_V, W_O, h)
+    assert out.dtype == w.dtype == np.float16
+    np.testing.assert_array_equal(out, [[2, 3]] * 3)
+    np.testing.assert_array_equal(w, [[[0.5, 0, 0.5]] * 3] * h)
+
+
+def test_float16_scores_refuse_instead_of_inf():
+    Q, K, _ = half_precision_example()
+    with pytest.raises(ValueError, match=r"Q·Kᵀ overflows float16 at query 0, key 0.*attn\.attention"):
+        attn.scores(Q, K)
+    np.testing.assert_array_equal(attn.scores(Q.astype(np.float32), K.astype(np.float32))[0], [80000, -80000, 80000])
+
+
+def test_bfloat16_follows_the_same_policy():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    Q, K, V = half_precision_example(ml_dtypes.bfloat16)
+    out, w = attn.attention(Q, K, V)
+    assert out.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(out.astype(np.float32), [[2, 3], [2, 3]])
+    np.testing.assert_array_equal(blocked_attention(Q, K, V, block_size=1).astype(np.float32), [[2, 3], [2, 3]])
+    np.testing.assert_array_equal(attn.softmax(np.array([0, 0], ml_dtypes.bfloat16)).astype(np.float32), [0.5, 0.5])
+    with pytest.raises(ValueError, match="overflows bfloat16"):
+        attn.log_softmax(np.array([3e38, -3e38], ml_dtypes.bfloat16))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("tau", [1e-50, 1e-300, 1e50, 1e300])
+def test_tau_is_never_cast_to_zero_or_inf(dtype, tau):
+    x = np.array([1.0, 2.0, 2.0 - 2.0**-8], dtype)
+    w = attn.softmax(x, tau=tau)
+    expected = [0, 1, 0] if tau < 1 else [1 / 3] * 3
+    np.testing.assert_allclose(w.astype(np.float64), expected, atol=float(np.finfo(dtype).eps))
+    out = attn.attention(x[:1, None], x[:, None], np.eye(3, dtype=dtype), tau=tau, scale=1.0).output
+    np.testing.assert_allclose(out.astype(np.float64), [expected], atol=float(np.finfo(dtype).eps))
+    blk = blocked_attention(x[:1, None], x[:, None], np.eye(3, dtype=dtype), tau=tau, scale=1.0, block_size=1)
+    np.testing.assert_allclose(blk.astype(np.float64), [expected], atol=float(np.finfo(dtype).eps))
+
+
+def test_tau_keeps_the_ratio_between_logits_in_float32():
+    # τ = 1.5 · 2^-140 is subnormal in float32 (few digits); the ratio (x - max)/τ must use τ as given
+    tau = 1.5 * 2.0**-140
+    x = np.array([0.0, -(2.0**-140)], np.float32)  # (x - max) / τ = [0, -2/3]
+    p = 1 / (1 + math.exp(-2 / 3))
+    np.testing.assert_allclose(attn.softmax(x, tau=tau), [p, 1 - p], rtol=1e-6)
+    np.testing.assert_allclose(attn.log_softmax(x, tau=tau), [math.log(p), math.log(1 - p)], rtol=1e-6)
+
+
+def test_many_keys_accumulate_in_float32_or_better():
+    T_k = 5000
+    Q = np.zeros((1, 2), np.float16)
+    K = np.zeros((T_k, 2), np.float16)
+    V = np.ones((T_k, 1), np.float16)
+    V[::2] = 3  # the mean is 2 exactly
+    for out in (attn.attention(Q, K, V).output, blocked_attention(Q, K, V, block_size=700)):
+        assert out.dtype == np.float16 and out[0, 0] == 2
+    w = attn.softmax(np.zeros(T_k, np.float16))
+    assert abs(float(w.astype(np.float64).sum()) - 1) < T_k * float(np.finfo(np.float16).eps) * 2.0**-11
+    # float32 values near the largest number, summed over many keys: no overflow on the way
+    V32 = np.full((300, 2), 3e38, np.float32)
+    V32[:, 1] = -3e38
+    V32[0, 1] = 1e-30
+    for out in (attn.attention(Q[:, :1].astype(np.float32), np.zeros((300, 1), np.float32), V32).output,
+                blocked_attention(Q[:, :1].astype(np.float32), np.zeros((300, 1), np.float32), V32, block_size=64)):
+        np.testing.assert_allclose(out.astype(np.float64), [[3e38, -3e38 * 299 / 300]], rtol=1e-5)
+
+
+def test_cosine_similarity_scales_its_norms():
+    assert attn.cosine_similarity([[1e200, 1e200]], [[1, 1]])[0, 0] == 1.0
+    assert attn.cosine_similarity([[1e-200, 1e-200]], [[1, 1]])[0, 0] == 1.0
+    assert attn.cosine_similarity([[5e-324, 0.0]], [[1, 0]])[0, 0] == 1.0  # subnormal, still not zero
+    big = np.array([[3e38, 3e38], [3.4e38, -3.4e38]], np.float32)
+    C = attn.cosine_similarity(big, big)
+    assert C.dtype == np.float32
+    np.testing.assert_array_equal(C, [[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="row 1 of K is zero"):
+        attn.cosine_similarity([[1.0, 0.0]], [[1.0, 0.0], [0.0, 0.0]])
+
+
+# --- refusals name the caller's argument ----------------------------------------------------
+
+def test_errors_name_the_callers_arguments():
+    Q = np.full((1, 2), 1e160)
+    K = np.array([[1e160, 1e160], [1.0, 1.0]])
+    V = np.ones((2, 1))
+    for call in (lambda: attn.attention(Q, K, V), lambda: blocked_attention(Q, K, V, block_size=1),
+                 lambda: attn.scores(Q, K)):
+        with pytest.raises(ValueError, match=r"^Q·Kᵀ overflows float64 at query 0, key 0") as err:
+            call()
+        assert " x " not in str(err.value) and "x holds" not in str(err.value)
+    with pytest.raises(ValueError, match="X·W_Q overflows float16 at token 0, column 0"):
+        multi_head_attention(np.full((2, 2), 300, np.float16), np.full((2, 2), 300, np.float16),
+                             np.ones((2, 2), np.float16), np.ones((2, 2), np.float16), np.eye(2, dtype=np.float16), 1)
+    with pytest.raises(ValueError, match="Q·Kᵀ overflows float64 at head 0, query 0, key 0"):
+        multi_head_attention(np.full((2, 1), 1e160), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), 1)
+    with pytest.raises(ValueError, match="scale must be a finite number"):
+        attn.attention(Q, K, V, scale=float("nan"))
+    with pytest.raises(ValueError, match=r"the scores Q·Kᵀ holds"):
+        softmax_inplace(np.array([[np.inf, 0.0]]), name="the scores Q·Kᵀ")
+
+
+def test_log_domain_refuses_what_the_dtype_cannot_hold():
+    with pytest.raises(ValueError, match=r"log_softmax\(x\) overflows float16 at index \(1,\)"):
+        attn.log_softmax(np.array([65504, -65504], np.float16))
+    with pytest.raises(ValueError, match=r"log_softmax\(x\) at index \(1,\) is below"):
+        attn.log_softmax([0.0, -1e300], tau=1e-10)
+    with pytest.raises(ValueError, match="tau = 1e-310"):
+        attn.softmax_jacobian([0.5, 0.5], tau=1e-310)
+
+
+# --- properties ------------------------------------------------------------------------------
+
+def beyond(value, dtype) -> bool:
+    """True if the exact ``value`` rounds to ±inf in ``dtype``."""
+    with np.errstate(over="ignore"):
+        return bool(np.isinf(np.asarray(float(value)).astype(dtype))) or abs(value) > np.finfo(np.float64).max
+
+
+def mp_log_softmax(x, tau):
+    """(log-softmax, log-sum-exp) of x / τ with 400 digits: enough for log(1 + 1e-324), the smallest case."""
+    with mpmath.workdps(400):
+        return _mp_log_softmax(x, tau)
+
+
+def _mp_log_softmax(x, tau):
+    z = [(mpmath.mpf(float(v)) - mpmath.mpf(float(max(x)))) / mpmath.mpf(tau) for v in x]
+    lse = mpmath.log(mpmath.fsum(mpmath.exp(v) for v in z))
+    return [v - lse for v in z], lse
+
+
+@st.composite
+def logits(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    x = draw(arrays(dtype, st.integers(1, 6), elements=every_magnitude(dtype)))
+    return x, draw(TAUS)
+
+
+@FAST
+@given(logits())
+def test_log_softmax_against_mpmath(args):
+    x, tau = args
+    ref, _ = mp_log_softmax(x, tau)
+    if any(beyond(r, x.dtype) for r in ref):  # the dtype cannot hold the answer: a clear refusal
+        with pytest.raises(ValueError, match="log_softmax"):
+            attn.log_softmax(x, tau=tau)
+        return
+    got = attn.log_softmax(x, tau=tau)
+    assert got.dtype == x.dtype
+    for g, r in zip(got, ref):
+        assert abs(mpmath.mpf(float(g)) - r) <= 4 * ulp(float(r), x.dtype), (x, tau, g, r)
+
+
+@FAST
+@given(logits())
+def test_logsumexp_against_mpmath(args):
+    x, _ = args
+    _, ref = mp_log_softmax(x, 1.0)
+    ref = ref + mpmath.mpf(float(max(x)))
+    if beyond(ref, x.dtype):
+        with pytest.raises(ValueError, match="logsumexp"):
+            attn.logsumexp(x)
+        return
+    got = attn.logsumexp(x)
+    assert got.dtype == x.dtype
+    tol = 4 * ulp(float(ref), x.dtype) + 4 * ulp(math.log(len(x)), np.float64)
+    assert abs(mpmath.mpf(float(got)) - ref) <= tol, (x, got, ref)
+
+
+@FAST
+@given(logits())
+def test_softmax_rows_sum_to_one_and_match_mpmath(args):
+    x, tau = args
+    rows = np.stack([x, x[::-1]])  # (2, n)
+    w = attn.softmax(rows, tau=tau)
+    eps = float(np.finfo(x.dtype).eps)
+    n = x.shape[0]
+    assert w.dtype == x.dtype and (w >= 0).all()
+    np.testing.assert_allclose(w.astype(np.float64).sum(axis=1), 1.0, rtol=0, atol=n * eps)
+    ref, _ = mp_log_softmax(x, tau)
+    eps_work = float(np.finfo(np.result_type(x.dtype, np.float32)).eps)
+    for g, r in zip(w[0], ref):
+        exact = mpmath.exp(r)  # relative error of a weight: |log w| + n + 2 roundings of the working dtype
+        assert abs(mpmath.mpf(float(g)) - exact) <= (abs(r) + n + 2) * eps_work * exact + ulp(float(exact), x.dtype)
+
+
+@st.composite
+def attention_problems(draw):
+    """Q and K with small-integer significands and one power-of-2 magnitude each, so every score is
+    exact in every dtype: the paths can differ only in the softmax and the weighted sum."""
+    dtype = draw(st.sampled_from(DTYPES))
+    info = np.finfo(dtype)
+    T_q, T_k, d_v = draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(1, 3))
+    d_k = draw(st.sampled_from([1, 4]))  # scale 1 or 1/2: exact
+    exps = st.integers(int(info.minexp) + 3, int(info.maxexp) - 3)
+    a, b = draw(exps), draw(exps)
+    Qi = draw(arrays(np.int64, (T_q, d_k), elements=st.integers(-3, 3)))
+    Ki = draw(arrays(np.int64, (T_k, d_k), elements=st.integers(-3, 3)))
+    V = draw(arrays(dtype, (T_k, d_v), elements=every_magnitude(dtype)))
+    Q = np.ldexp(Qi.astype(np.float64), a).astype(dtype)
+    K = np.ldexp(Ki.astype(np.float64), b).astype(dtype)
+    S = [[mpmath.mpf(int(Qi[i] @ Ki[j])) * mpmath.mpf(2) ** (a + b) / mpmath.sqrt(d_k) for j in range(T_k)]
+         for i in range(T_q)]  # the exact scores
+    return Q, K, V, S, draw(TAUS)
+
+
+def reference_attention(S, V, tau):
+    """Weights and output in float64 from the exact scores (mpmath's exp and sums; float64 would do for
+    float16 and float32, mpmath also covers float64 values near its largest number)."""
+    W, O = [], []
+    for row in S:
+        m = max(row)
+        e = [mpmath.exp((s - m) / mpmath.mpf(tau)) for s in row]
+        total = mpmath.fsum(e)
+        w = [v / total for v in e]
+        W.append(w)
+        O.append([mpmath.fsum(w[j] * mpmath.mpf(float(V[j, c])) for j in range(len(w))) for c in range(V.shape[1])])
+    return W, O
+
+
+@FAST
+@given(attention_problems())
+def test_naive_blocked_and_multi_head_agree_with_the_reference(p):
+    Q, K, V, S, tau = p
+    dtype = Q.dtype
+    big = max(abs(s) for row in S for s in row)
+    if big > np.finfo(np.float64).max:  # no float64 can hold a score: every path refuses, naming Q·Kᵀ
+        for call in (lambda: attn.attention(Q, K, V, tau=tau), lambda: blocked_attention(Q, K, V, tau=tau)):
+            with pytest.raises(ValueError, match="Q·Kᵀ overflows float64"):
+                call()
+        return
+    W_ref, O_ref = reference_attention(S, V, tau)
+    out, w = attn.attention(Q, K, V, tau=tau)
+    blk = blocked_attention(Q, K, V, tau=tau, block_size=2, query_block_size=2)
+    assert out.dtype == w.dtype == blk.dtype == dtype
+    T_k = K.shape[0]
+    eps_work = float(np.finfo(np.result_type(dtype, np.float32)).eps)
+    for c in range(V.shape[1]):
+        vmax = float(np.max(np.abs(V[:, c].astype(np.float64))))
+        for i in range(Q.shape[0]):
+            ref = O_ref[i][c]
+            tol = (4 * T_k + 4) * eps_work * vmax + ulp(float(ref), dtype) + T_k * ulp(0.0, dtype)
+            for got in (out[i, c], blk[i, c]):
+                assert abs(mpmath.mpf(float(got)) - ref) <= tol, (got, ref, tol)
+    for i in range(Q.shape[0]):
+        for j in range(T_k):
+            assert abs(float(w[i, j]) - float(W_ref[i][j])) <= (4 * T_k + 4) * eps_work + ulp(float(W_ref[i][j]), dtype)
+    # multi-head self-attention on X = I: Q, K, V are the weight matrices themselves (T_q = T_k)
+    if Q.shape[0] == K.shape[0]:
+        T = Q.shape[0]
+        X = np.eye(T, dtype=dtype)
+        mh = multi_head_attention(X, Q, K, V, np.eye(V.shape[1], dtype=dtype), 1)
+        ref_self = attn.attention(Q, K, V)
+        np.testing.assert_array_equal(mh.output, ref_self.output)
+        np.testing.assert_array_equal(mh.weights[0], ref_self.weights)
+
+
+@FAST
+@given(st.sampled_from(DTYPES), st.data())
+def test_cosine_similarity_in_range_and_equal_to_float64(dtype, data):
+    shape = st.tuples(st.integers(1, 3), st.just(data.draw(st.integers(1, 4))))
+    Q = data.draw(arrays(dtype, shape, elements=every_magnitude(dtype)))
+    K = data.draw(arrays(dtype, shape, elements=every_magnitude(dtype)))
+    zero_rows = (Q == 0).all(axis=1).any() or (K == 0).all(axis=1).any()
+    if zero_rows:
+        with pytest.raises(ValueError, match="is zero"):
+            attn.cosine_similarity(Q, K)
+        return
+    C = attn.cosine_similarity(Q, K)
+    assert C.dtype == dtype and (np.abs(C.astype(np.float64)) <= 1).all()
+    for i in range(Q.shape[0]):
+        for j in range(K.shape[0]):
+            q = [mpmath.mpf(float(v)) for v in Q[i]]
+            k = [mpmath.mpf(float(v)) for v in K[j]]
+            ref = mpmath.fsum(a * b for a, b in zip(q, k)) / mpmath.sqrt(mpmath.fsum(a * a for a in q)) \
+                / mpmath.sqrt(mpmath.fsum(b * b for b in k))
+            # the float64 value rounded to the dtype: within one ulp of the dtype (and of float64 for float64)
+            tol = ulp(float(ref), dtype) + 8 * ulp(1.0, np.float64)
+            assert abs(mpmath.mpf(float(C[i, j])) - ref) <= tol, (Q[i], K[j], C[i, j], ref)
+
+
+# --- every public function states its dtype policy ------------------------------------------
+
+def test_every_public_function_documents_its_dtypes():
+    import inspect
+    missing = []
+    for name in attn.__all__:
+        obj = getattr(attn, name)
+        if inspect.isfunction(obj):
+            doc = inspect.getdoc(obj) or ""
+            if not ("float16" in doc or "float64" in doc) or "dtype" not in doc.lower():
+                missing.append(name)
+    assert not missing, f"docstrings that do not say what happens to each dtype: {missing}"
