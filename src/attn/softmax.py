@@ -112,9 +112,15 @@ def _softmax_work(x: np.ndarray, tau: float, axis: int, name: str) -> np.ndarray
     """The softmax in ``x``'s own memory and dtype (float32 or wider); ``tau`` already checked."""
     x_max = np.max(x, axis=axis, keepdims=True)
     _check_max(x, x_max, axis, name)
-    with np.errstate(over="ignore"):  # x - max below the dtype's range: -inf, whose weight 0 is right
-        x -= x_max  # the largest entry of each slice becomes 0, so its exponential is 1
-    divide_by_tau(x, tau)
+    info = finfo(x.dtype)
+    if tau > 1 and (x_max > float(info.max) * float(info.eps)).any():
+        # x - max could overflow although (x - max) / τ is a moderate number: divide first
+        divide_by_tau(x, tau)
+        x -= (x_max.astype(F64) / tau).astype(x.dtype)
+    else:
+        with np.errstate(over="ignore"):  # x - max below the dtype's range: -inf, whose weight 0 is right
+            x -= x_max  # the largest entry of each slice becomes 0, so its exponential is 1
+        divide_by_tau(x, tau)
     np.exp(x, out=x)
     x /= np.sum(x, axis=axis, keepdims=True)  # each sum is >= 1 (the maximum contributes exp(0) = 1)
     return x
@@ -165,6 +171,10 @@ def _log_domain(x, tau: float, axis: int, name: str):
                 z_err = d_err / tau
         else:
             z, z_err = d, d_err
+        if tau > 1:  # x - max overflowed where (x - max) / τ need not: divide first there
+            spill = np.isneginf(z) & np.isfinite(wide)
+            if spill.any():
+                z = np.where(spill, wide / tau - m / tau, z)
         z_err = np.where(np.isfinite(z) & np.isfinite(z_err), z_err, 0.0)  # an overflowed split: no correction
         e = np.exp(z)
         e += e * z_err  # exp(z + z_err) = exp(z)(1 + z_err + ...)
