@@ -232,6 +232,20 @@ def test_errors_name_the_callers_arguments():
         softmax_inplace(np.array([[np.inf, 0.0]]), name="the scores Q·Kᵀ")
 
 
+def test_sequences_and_lse_are_named_in_errors():
+    with pytest.raises(ValueError, match="X·W_Q overflows float16 at token 0, column 0"):
+        attn.self_attention(np.full((2, 2), 300, np.float16), np.full((2, 2), 300, np.float16),
+                            np.ones((2, 2), np.float16), np.ones((2, 2), np.float16))
+    with pytest.raises(ValueError, match="Y·W_K overflows float32"):
+        attn.cross_attention(np.ones((1, 1), np.float32), np.full((2, 1), 1e30, np.float32),
+                             np.ones((1, 1), np.float32), np.full((1, 1), 1e30, np.float32), np.ones((1, 1), np.float32))
+    with pytest.raises(ValueError, match="lse overflows float64 at query 0"):
+        blocked_attention([[1e300]], [[1.0]], [[1.0]], tau=1e-300, return_lse=True)
+    np.testing.assert_array_equal(blocked_attention([[1e300]], [[1.0]], [[2.0]], tau=1e-300), [[2.0]])
+    with pytest.raises(ValueError, match=r"softmax_jacobian_norm\(s, tau\) overflows float16 at its only entry: .*tau = 1e-30"):
+        attn.softmax_jacobian_norm(np.array([0.5, 0.5], np.float16), tau=1e-30)
+
+
 def test_log_domain_refuses_what_the_dtype_cannot_hold():
     with pytest.raises(ValueError, match=r"log_softmax\(x\) overflows float16 at index \(1,\)"):
         attn.log_softmax(np.array([65504, -65504], np.float16))

@@ -93,6 +93,8 @@ def dtype_name(dtype) -> str:
 def locate(bad: np.ndarray, labels=None) -> str:
     """Where the first True of ``bad`` is, in the caller's words ("query 0, key 2") or as an index."""
     index = tuple(int(i) for i in np.argwhere(bad)[0])
+    if not index:
+        return "its only entry"
     if labels is None or len(labels) != len(index):
         return f"index {index}"
     return ", ".join(f"{label} {i}" for label, i in zip(labels, index))

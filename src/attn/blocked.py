@@ -152,6 +152,9 @@ def blocked_attention(
     output, lse = compute(run, work)
     output = to_dtype(output, dtype, "the output", ("query", "column"))
     if return_lse:
+        if np.isposinf(lse).any():  # -inf marks a query with no key; +inf is m / τ beyond float64
+            raise ValueError(f"lse overflows float64 at query {int(np.flatnonzero(np.isposinf(lse))[0])}: "
+                             f"the largest score divided by tau = {tau!r} is beyond float64's range")
         return BlockedAttention(output, to_dtype(lse, work, "lse", ("query",)))
     return output
 
@@ -194,5 +197,6 @@ def _query_block(Qb, q0, K, V, mask, tau, scale, block_size, dt):
     out = np.zeros((b_q, d_v), dtype=dt)
     out[full] = acc[full] / l[full, None]
     lse = np.full(b_q, -np.inf)
-    lse[full] = m[full].astype(F64) / tau + np.log(l[full].astype(F64))  # float64: m / τ may pass float32's range
+    with np.errstate(over="ignore"):
+        lse[full] = m[full].astype(F64) / tau + np.log(l[full].astype(F64))  # float64: m / τ may pass float32's range
     return out, lse

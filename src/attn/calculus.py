@@ -93,7 +93,7 @@ def _over_tau(a: np.ndarray, tau: float, dtype, what: str) -> np.ndarray:
     hint = f" (tau = {tau!r} is too small for it)"
 
     def run(dt):
-        return require_finite(divide_by_tau(a.astype(dt), tau), what, None, hint)
+        return require_finite(divide_by_tau(np.array(a, dtype=dt), tau), what, None, hint)
 
     return to_dtype(compute(run, a.dtype), dtype, what, None, hint)
 

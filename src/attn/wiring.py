@@ -56,9 +56,14 @@ def attention_block(X_query, X_source, W_Q, W_K, W_V, mask=None, **kwargs) -> At
 
     References: Vaswani et al. (2017), §3.2.2 and §3.2.3.
     """
-    Q = project(X_query, W_Q, "X_query", "W_Q")
-    K = project(X_source, W_K, "X_source", "W_K")
-    V = project(X_source, W_V, "X_source", "W_V")
+    return _attend(X_query, X_source, W_Q, W_K, W_V, mask, ("X_query", "X_source"), **kwargs)
+
+
+def _attend(X_query, X_source, W_Q, W_K, W_V, mask, names, **kwargs) -> Attention:
+    """:func:`attention_block`, with ``names`` the caller's names for the two sequences (used in errors)."""
+    Q = project(X_query, W_Q, names[0], "W_Q")
+    K = project(X_source, W_K, names[1], "W_K")
+    V = project(X_source, W_V, names[1], "W_V")
     return attention(Q, K, V, mask=mask, **kwargs)
 
 
@@ -75,7 +80,7 @@ def self_attention(X, W_Q, W_K, W_V, mask=None, causal: bool = False, **kwargs) 
         T = as_float_array("X", X, ndim=2).shape[0]
         cm = causal_mask(T)
         mask = cm if mask is None else cm & np.asarray(mask, dtype=bool)
-    return attention_block(X, X, W_Q, W_K, W_V, mask=mask, **kwargs)
+    return _attend(X, X, W_Q, W_K, W_V, mask, ("X", "X"), **kwargs)
 
 
 def cross_attention(X, Y, W_Q, W_K, W_V, mask=None, **kwargs) -> Attention:
@@ -86,4 +91,4 @@ def cross_attention(X, Y, W_Q, W_K, W_V, mask=None, **kwargs) -> Attention:
     Dtypes and errors: as :func:`attention_block` (float16 and bfloat16 computed in float32,
     results in the inputs' dtype; float32 and float64 in their own precision).
     """
-    return attention_block(X, Y, W_Q, W_K, W_V, mask=mask, **kwargs)
+    return _attend(X, Y, W_Q, W_K, W_V, mask, ("X", "Y"), **kwargs)
