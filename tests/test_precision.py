@@ -210,6 +210,13 @@ def test_cosine_similarity_scales_its_norms():
         attn.cosine_similarity([[1.0, 0.0]], [[1.0, 0.0], [0.0, 0.0]])
 
 
+def test_jacobian_norm_near_one_hot_is_small_not_zero():
+    # J = [[1e-200, -1e-200], [-1e-200, 1e-200]]: ‖J‖_F = 2e-200, although (1e-200)² underflows
+    assert float(attn.softmax_jacobian_norm([1.0, 1e-200])) == pytest.approx(2e-200, rel=1e-15)
+    assert float(attn.softmax_jacobian_norm(np.array([1.0, 1e-30], np.float32))) == pytest.approx(2e-30, rel=1e-6)
+    assert float(attn.softmax_jacobian_norm([1.0, 0.0])) == 0.0  # exactly one-hot: exactly 0
+
+
 # --- refusals name the caller's argument ----------------------------------------------------
 
 def test_errors_name_the_callers_arguments():

@@ -88,6 +88,19 @@ def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
     return _over_tau(diag - outer, tau, s.dtype, "softmax_jacobian(s, tau)")
 
 
+def _scaled_norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
+    """Euclidean norm along the last axis, each slice divided first by a power of 2 near its largest entry.
+
+    The scaling is exact and keeps the squares away from overflow and underflow, so a slice is 0
+    only when every entry is.
+    """
+    top = np.max(np.abs(x), axis=-1, keepdims=True)
+    e = np.frexp(np.where(top > 0, top, 1))[1]
+    xs = np.ldexp(x, -e)
+    out = np.ldexp(np.sqrt(np.sum(xs * xs, axis=-1, keepdims=True)), e).astype(x.dtype, copy=False)
+    return out if keepdims else out[..., 0]
+
+
 def _over_tau(a: np.ndarray, tau: float, dtype, what: str) -> np.ndarray:
     """``a / τ`` returned in ``dtype``; a quotient that float64 or ``dtype`` cannot hold is refused, naming τ."""
     hint = f" (tau = {tau!r} is too small for it)"
@@ -139,12 +152,14 @@ def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
     np.put_along_axis(is_top, top, True, axis=-1)
     others = np.where(is_top, 0, s)  # the row without its largest entry
     s2 = s**2
-    rest_sq = np.sum(others**2, axis=-1, keepdims=True)  # Σ_{l ≠ top} s_l², summed, not subtracted
-    a = rest_sq + np.take_along_axis(s2, top, axis=-1)  # Σ_l s_l²
+    rest_norm = _scaled_norm(others, keepdims=True)  # sqrt(Σ_{l ≠ top} s_l²), summed, not subtracted; no underflow
+    a = rest_norm**2 + np.take_along_axis(s2, top, axis=-1)  # Σ_l s_l² (≥ 1/n²: only for the other entries)
     one_minus = np.where(is_top, np.sum(others, axis=-1, keepdims=True), 1 - s)  # 1 - s_i
-    sq_others = np.where(is_top, rest_sq, a - s2)  # Σ_{l ≠ i} s_l²
-    frob2 = np.sum(s2 * one_minus**2 + s2 * sq_others, axis=-1)
-    return _over_tau(np.sqrt(frob2), tau, s0.dtype, "softmax_jacobian_norm(s, tau)")
+    other_norm = np.where(is_top, rest_norm, np.sqrt(np.maximum(a - s2, 0)))  # sqrt(Σ_{l ≠ i} s_l²)
+    # τ‖J‖_F = ‖(s_i · sqrt((1 - s_i)² + Σ_{l≠i} s_l²))_i‖: norms of norms, each scaled, so a row near
+    # one-hot (1 - s_max = 1e-200, whose square underflows) keeps its small but non-zero norm
+    frob = _scaled_norm(s * np.hypot(one_minus, other_norm))
+    return _over_tau(frob, tau, s0.dtype, "softmax_jacobian_norm(s, tau)")
 
 
 def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=None) -> np.ndarray:
