@@ -4,7 +4,6 @@ Q is (T_q, d_k), K is (T_k, d_k), V is (T_k, d_v); one row per token.
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np

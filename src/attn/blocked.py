@@ -13,7 +13,6 @@ per query instead of O(T_k).
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np

@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import F64, compute, locate, divide_by_tau, multiply_by, require_finite, result_dtype, to_dtype, wide_dtype, working_dtype
+from ._precision import (F64, compute, divide_by_tau, locate, multiply_by, require_finite, result_dtype, to_dtype,
+                         wide_dtype, working_dtype)
 from ._validate import as_float_array, check_count, check_finite, check_qk, check_scale, check_tau
 from .softmax import _softmax_work, softmax
 

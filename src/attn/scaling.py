@@ -126,6 +126,10 @@ def measure(fn: Callable, T_values, d_k: int = 64, d_v: int | None = None, repea
     least disturbed by other work on the machine, as ``timeit`` advises). Inputs are
     standard normal, drawn from ``numpy.random.default_rng(seed)``.
 
+    Dtypes: the inputs are drawn in float64 and cast to ``dtype``; ``fn`` then follows its own
+    policy (:func:`attn.attention` computes float16 in float32, so a float16 run also holds a
+    float32 score matrix). ``score_bytes`` is T² times the itemsize of ``dtype``.
+
     Raises ValueError for an empty ``T_values``, a length < 1, ``repeats`` < 1
     or a width < 1; TypeError for lengths that are not integers.
     """

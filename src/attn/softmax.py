@@ -183,14 +183,15 @@ def _log_domain(x, tau: float, axis: int, name: str):
 
 
 def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
-    r"""Logarithm of :func:`softmax`, computed in the log domain: ``z - log1p(Σ_{j≠argmax} exp z_j)``, ``z = (x - max) / τ``.
+    r"""Logarithm of :func:`softmax` in the log domain: ``z - log1p(Σ_{j≠argmax} exp z_j)`` with ``z = (x - max) / τ``.
 
     Never goes through the probabilities, so an entry whose weight underflows
     to 0 keeps its finite logarithm (``log_softmax([0, -1000]) = [0, -1000]``),
     and the maximum is subtracted before anything is added to it, so large
-    logits keep their digits. Both terms are ≤ 0 and ≥ 0 respectively, so the
-    final subtraction never cancels: the result is within a few ulps of the
-    exact value over the whole finite range of every dtype.
+    logits keep their digits. The first term is ≤ 0 and the subtracted one ≥ 0,
+    so the subtraction never cancels, and the rounding error of ``z`` is carried
+    along: the result is within a few ulps of the exact value over the whole
+    finite range of every dtype.
 
     Parameters
     ----------
