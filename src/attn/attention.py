@@ -69,7 +69,7 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     dtype = result_dtype(Q, K)
     S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider
     return to_dtype(S, dtype, "Q·Kᵀ", ("query", "key"),
-                    f"; pass Q and K as float32, or call attn.attention, which computes the scores in float32")
+                    "; pass Q and K as float32, or call attn.attention, which computes the scores in float32")
 
 
 def score_matrix(Q: np.ndarray, K: np.ndarray, scale: float, work) -> np.ndarray:
