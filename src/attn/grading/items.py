@@ -127,13 +127,39 @@ class Item:
         ns = self.context(seed)
         return {p.name: getattr(ns, p.name) for p in self.parts}
 
-    def judge(self, part: str, value, seed: int | None = None) -> Feedback:
-        """The verdict on one answer (no recording). Unknown parts raise KeyError: that is the caller's bug."""
+    def judge(self, part: str, value, seed: int | None = None, given: dict | None = None) -> Feedback:
+        """The verdict on one answer (no recording). Unknown parts raise KeyError: that is the caller's bug.
+
+        ``given`` holds the learner's own answers to the item's other parts
+        (``{"weights": [[...]], ...}``): a part computed from earlier parts is
+        also judged against what follows from those (follow-through marking).
+        A function ``value`` is run in this process on :meth:`cases` with
+        :func:`attn.grading.run.call`, then judged by :meth:`judge_outcomes`.
+        """
         p = self.part(part)
         ns = self.context(seed)
         if p.kind == "function":
-            return _judge_function(self.id, p, ns, value)
+            problem = _function_problem(self.id, p, value)
+            if problem is not None:
+                return problem
+            outcomes = (_run.call(value, *copy.deepcopy(args), seconds=p.seconds) for args in self.cases(part, seed))
+            return self.judge_outcomes(part, outcomes, seed)
         return _judge_value(self.id, p, ns, value)
+
+    def cases(self, part: str, seed: int | None = None) -> list[tuple]:
+        """The argument tuples the function part ``part`` is tested on (fresh copies of plain arrays and numbers)."""
+        p = self.part(part)
+        if p.kind != "function":
+            raise ValueError(f"{self.id} part {part!r} is not a function part")
+        return [tuple(copy.deepcopy(tuple(args))) for args in p.cases(self.context(seed))]
+
+    def judge_outcomes(self, part: str, outcomes, seed: int | None = None) -> Feedback:
+        """Judge a function part from outcomes computed elsewhere: one :class:`attn.grading.run.Outcome`
+        per case, in :meth:`cases` order (an iterable; judging stops at the first failing case)."""
+        p = self.part(part)
+        if p.kind != "function":
+            raise ValueError(f"{self.id} part {part!r} is not a function part")
+        return _judge_outcomes(self.id, p, self.context(seed), self.cases(part, seed), outcomes)
 
 
 # ----------------------------------------------------------------------------- judging
@@ -266,23 +292,31 @@ def _describe_args(args) -> str:
     return ", ".join(bits)
 
 
-def _judge_function(item_id: str, part: Part, ns, fn) -> Feedback:
+def _function_problem(item_id: str, part: Part, fn) -> Feedback | None:
+    """Feedback when ``fn`` is not a function to run (a stub, or not callable); None otherwise."""
     if fn is Ellipsis or _run.is_stub(fn):
         return _fb(item_id, part, NOT_TRIED, "The function is still `...`: write it, run its cell, then check again.")
     if not callable(fn):
         return _fb(item_id, part, NOT_YET, f"This part asks for a function, but `{part.name}` is "
                    f"{_answers._describe(fn)}. Define it with `def {part.name}(...):`.", "type")
+    return None
+
+
+def _judge_outcomes(item_id: str, part: Part, ns, cases: list[tuple], outcomes) -> Feedback:
     reference = getattr(ns, part.name)
-    cases = part.cases(ns)
-    for n, args in enumerate(cases, 1):
-        args = tuple(args)
+    n = 0
+    warned: list[tuple[int, str]] = []
+    for n, (args, out) in enumerate(zip(cases, outcomes), 1):
         where = f"On test {n} of {len(cases)} ({_describe_args(args)}): "
-        out = _run.call(fn, *copy.deepcopy(args), seconds=part.seconds)
+        said = _warned(getattr(out, "warnings", ()))
         if out.timed_out:
             return _fb(item_id, part, NOT_YET, where + f"your function did not return within {part.seconds:g} s. "
                        "Is there a loop that never ends?", "timeout")
         if out.error is not None:
-            return _fb(item_id, part, NOT_YET, where + out.error, "raised")
+            return _fb(item_id, part, NOT_YET, where + out.error + said, "raised")
+        if out.value is None:
+            return _fb(item_id, part, NOT_YET, where + "your function returned None. Does it `print` its result "
+                       "instead of `return`ing it, or is a `return` missing?" + said, "none")
         try:
             arr = np.asarray(out.value)
             numeric = arr.dtype != object and np.issubdtype(arr.dtype, np.number)
@@ -291,13 +325,29 @@ def _judge_function(item_id: str, part: Part, ns, fn) -> Feedback:
         if not numeric:
             arr, prob = _answers.read(out.value, part.kind)
             if prob is not None:
-                return _fb(item_id, part, NOT_YET, where + "it returned something unexpected. " + prob.message, prob.key)
+                return _fb(item_id, part, NOT_YET, where + "it returned something unexpected. " + prob.message + said,
+                           prob.key)
         else:
             arr = arr.astype(np.float64)
-        fb = _compare(item_id, part, ns, arr, reference(*copy.deepcopy(args)), _wrongs(part, ns, *args))
+        with np.errstate(all="ignore"):
+            right = reference(*copy.deepcopy(args))
+        fb = _compare(item_id, part, ns, arr, right, _wrongs(part, ns, *args))
         if not fb.correct:
-            return _fb(item_id, part, NOT_YET, where + fb.message, fb.mistake)
-    return _fb(item_id, part, CORRECT, (f"Well done: all {len(cases)} tests pass. " + part.praise).strip())
+            return _fb(item_id, part, NOT_YET, where + fb.message + said, fb.mistake)
+        if said:
+            warned.append((n, "; ".join(out.warnings)))
+    if n < len(cases):
+        return _fb(item_id, part, NOT_YET, f"Only {n} of {len(cases)} test outcomes arrived.", "incomplete")
+    extra = (f" On test {warned[0][0]}, though, NumPy warned: {warned[0][1]} (a sign of a step that could "
+             "overflow or divide by zero)." if warned else "")
+    return _fb(item_id, part, CORRECT, (f"Well done: all {len(cases)} tests pass. " + part.praise).strip() + extra)
+
+
+def _warned(found) -> str:
+    """A sentence naming the NumPy warnings the learner's function raised on one test ('' if none)."""
+    if not found:
+        return ""
+    return f" While it ran, NumPy warned: {'; '.join(found)}."
 
 
 # ----------------------------------------------------------------------------- registry and learner API
