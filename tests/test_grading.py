@@ -71,8 +71,8 @@ HINT_TABLE = [
     ("B01", "output", lambda d, e: np.round(e["output"], 0), "rounding"),
     ("B01", "output", lambda d, e: e["output"] * 2, "factor"),
     # B02: one row of scores s at three temperatures
-    ("B02", "weights", lambda d, e: np.stack([_sm(d.s * t) for t in d.taus]), "times_tau"),
-    ("B02", "weights", lambda d, e: e["weights"][::-1], "times_tau"),  # taus 0.5, 1, 2: the same mistake
+    ("B02", "weights", lambda d, e: np.stack([_sm(d.s * t) for t in d.taus]), "times_tau|order"),
+    ("B02", "weights", lambda d, e: e["weights"][::-1], "times_tau|order"),  # taus 0.5, 1, 2: the same array
     ("V02@5", "weights", lambda d, e: e["weights"][::-1], "order"),  # taus 0.5, 2, 4: told apart
     ("V02@5", "weights", lambda d, e: np.stack([_sm(d.s * t) for t in d.taus]), "times_tau"),
     ("B02", "weights", lambda d, e: np.stack([_sm(d.s)] * 3), "no_tau"),
@@ -177,8 +177,9 @@ def _assert_mistakes_recognised(it, seed=None):
                 continue
             fb = it.judge(p.name, wrong, seed)
             assert fb.status == NOT_YET, (it.id, seed, p.name, key, str(fb))
-            twin = values.get(fb.mistake)
-            assert fb.mistake == key or (twin is not None and np.allclose(twin, wrong, atol=0.02)), (
+            named = fb.mistake.split("|")  # two mistakes with the same array here are both named
+            twins = [values.get(k) for k in named]
+            assert key in named or any(t is not None and np.allclose(t, wrong, atol=0.02) for t in twins), (
                 it.id, seed, p.name, key, fb.mistake)
 
 
