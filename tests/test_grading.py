@@ -129,6 +129,7 @@ HINT_TABLE = [
     ("B05", "var_scaled", lambda d, e: 2.0, "std"),
     ("B05", "simulated", lambda d, e: 8.1, "std"),
     ("B05", "simulated", lambda d, e: 3.9, "scaled"),
+    ("B05", "simulated", lambda d, e: 262.0, "variance_as_scale"),  # normal(0, 4) where 4 is the variance
 ]
 
 # Mistakes that cannot arise for an item's numbers (the wrong product does not even have a valid shape).
@@ -531,7 +532,7 @@ def test_transposed_output_message_and_singular_grammar():
     assert "one row per query" in msg and "columns are keys" not in msg
     wrong = out.copy()
     wrong[0, 0] += 1.0
-    assert "1 of 6 entry is not right yet" in str(check("B01", output=wrong))
+    assert "1 of 6 entries is not right yet" in str(check("B01", output=wrong))
 
 
 def test_progress_given_an_item_id_shows_the_table(tmp_path, monkeypatch):

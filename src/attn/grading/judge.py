@@ -52,7 +52,7 @@ def where(index, ndim: int, counts_from: int) -> str:
 
 
 def _entries(n: int, size: int) -> str:
-    return f"{n} of {size} {'entry is' if n == 1 else 'entries are'}"
+    return f"{n} of {size} entries {'is' if n == 1 else 'are'}"
 
 
 def _transposed(part) -> str:
@@ -95,7 +95,7 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
     if np.abs(expected).max() > t and _answers.close(-a, expected, atol, rtol):
         return "sign", "Every entry has the wrong sign. Look for a minus sign that crept in."
     if not np.any(a) and np.any(np.abs(expected) > t):
-        return "zeros", "Every entry of your answer is 0. Did a step give zeros (a mask, a product with an empty array)?"
+        return "zeros", "Every entry of your answer is 0, and the right answer is not all zeros."
     if part.rows_sum_to_one and a.ndim == 2:
         slack = 0.02 if part.decimals is not None else 1e-4
         rows, cols = a.sum(axis=1), a.sum(axis=0)

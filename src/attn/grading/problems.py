@@ -444,6 +444,10 @@ def _variance_parts() -> list[Part]:
         Part("simulated", _dot_variance, what="your simulated variance of q·k, a number", rtol=0.1, atol=0.0,
              praise="Your simulation agrees with the formula (within 10 %).",
              mistakes=[
+                 Mistake("variance_as_scale", lambda ns: float(ns.d_k * ns.var_q ** 2 * ns.var_k ** 2),
+                         "Your simulation gives the variance of q·k for keys whose standard deviation is σ_k² "
+                         "rather than σ_k: NumPy's normal(loc, scale) takes the standard deviation as its scale, "
+                         "the square root of the variance the problem gives."),
                  Mistake("std", lambda ns: math.sqrt(_dot_variance(ns)),
                          "Your simulation gives the standard deviation (np.std); the variance is np.var."),
                  Mistake("scaled", lambda ns: _dot_variance(ns) / ns.d_k,
