@@ -104,7 +104,7 @@ def test_an_output_that_follows_from_wrong_weights_says_fix_the_weights_first():
     out = wrong @ it.context().V
     fb = it.judge("output", out, given={"weights": wrong, "mask": np.tril(np.ones((4, 4), bool))})
     assert fb.status == NOT_YET and fb.mistake == "follows_from_wrong", str(fb)
-    assert "follows correctly from your `weights`" in fb.message and "fix it first" in fb.message
+    assert "follows correctly from your `weights`" in fb.message and "fix it first" in fb.message, fb.message
     assert "arithmetic" not in fb.message
 
 

@@ -197,10 +197,11 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
             if not not_correct:
                 return _fb(item_id, part, CORRECT, (f"Correct, given your {names}: this follows from them. "
                                                     + part.praise).strip())
+            first = not_correct[0]
             return _fb(item_id, part, NOT_YET,
-                       f"This follows correctly from your {names}, which {'is' if len(not_correct) == 1 else 'are'} "
-                       f"not right yet: fix {'it' if len(not_correct) == 1 else 'them'} first "
-                       f"(check them for a hint), then compute this part again.", "follows_from_wrong")
+                       f"This follows correctly from your {names}, but `{first}` is not right yet: fix it first "
+                       f"(`check({item_id!r}, {first!r})` says what is wrong), then compute this part again from it.",
+                       "follows_from_wrong")
     found = _matching_mistakes(arr, expected, wrongs, atol, rtol)
     if found:
         return _mistake_feedback(item_id, part, found)
