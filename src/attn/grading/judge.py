@@ -131,7 +131,7 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
         return "value", f"That is not the value yet{tol}. Check the arithmetic, or ask for a hint."
     first = np.argwhere(off)[0]
     return "value", (
-        f"{_entries(int(off.sum()), off.size)} not right yet (the first in {where(first, a.ndim, counts_from)}). "
+        f"{_entries(int(off.sum()), off.size)} not right yet (the first: {where(first, a.ndim, counts_from)}). "
         "Check the arithmetic there, or ask for a hint."
     )
 
@@ -216,7 +216,7 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
         if a.ndim == 2 and a.shape[0] == a.shape[1] and np.array_equal(a.T, expected):
             return _fb(item_id, part, NOT_YET, _transposed(part), "transposed")
         return _fb(item_id, part, NOT_YET,
-                   f"{_entries(len(off), a.size)} not right yet (the first in {where(off[0], a.ndim, counts_from)}). "
+                   f"{_entries(len(off), a.size)} not right yet (the first: {where(off[0], a.ndim, counts_from)}). "
                    "True means: this query may read this key.", "value")
     if raw is not None:
         msg = _wrapped(raw, expected)
