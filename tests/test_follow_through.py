@@ -40,8 +40,9 @@ def _all_pass(it, seed):
         assert alone.correct, (it.id, seed, name, str(alone))
         given = it.judge(name, value, seed, given=hand)  # and so does follow-through
         assert given.correct, (it.id, seed, name, str(given))
-        listed = it.judge(name, value.tolist(), seed, given={k: v.tolist() for k, v in hand.items()})
-        assert listed.correct, (it.id, seed, name, str(listed))
+        if seed is None or seed < 50:  # as plain lists, the way a learner types them (a sample of seeds)
+            listed = it.judge(name, value.tolist(), seed, given={k: v.tolist() for k, v in hand.items()})
+            assert listed.correct, (it.id, seed, name, str(listed))
 
 
 @pytest.mark.parametrize("item_id", FIXED)
