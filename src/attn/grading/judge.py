@@ -37,10 +37,6 @@ def _fb(item: str, part, status: str, message: str, key: str | None = None) -> F
     return Feedback(item, part.name, status, message, key)
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def where(index, ndim: int, counts_from: int) -> str:
     """An entry's place as the page counts: "row 2, column 1" (2-D), "entry 3" (1-D)."""
     idx = [int(i) + counts_from for i in index]
