@@ -25,6 +25,7 @@ outcomes, however they were computed), each outcome judged like a value.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import numpy as np
@@ -143,6 +144,12 @@ def _singular(axis: str) -> str:
 
 def _shape_message(arr: np.ndarray, expected: np.ndarray, part) -> str:
     want = part.what or "this answer"
+    if expected.ndim == 0:
+        want = re.sub(r",\s*a number$", "", want)
+        return (f"This part asks for a single number, {want}; your answer holds {arr.size} numbers "
+                f"(shape {arr.shape}).")
+    if arr.ndim == 0:
+        return f"Your answer is a single number, but {want} has shape {expected.shape}."
     msg = f"Your answer has {_shape_name(arr.shape)}, but {want} has {_shape_name(expected.shape)}."
     if arr.ndim == expected.ndim == 2 and arr.shape == expected.shape[::-1]:
         msg += " That is the transposed shape"
