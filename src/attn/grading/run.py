@@ -16,6 +16,7 @@ import signal
 import sysconfig
 import threading
 import traceback
+import warnings
 from typing import Any, NamedTuple
 
 
@@ -23,6 +24,7 @@ class Outcome(NamedTuple):
     value: Any = None
     error: str | None = None  # a message for the learner when the function raised
     timed_out: bool = False
+    warnings: tuple = ()  # NumPy RuntimeWarnings the function raised, as one-line messages
 
 
 class _TimeUp(BaseException):
@@ -57,12 +59,37 @@ def describe_exception(exc: BaseException) -> str:
     return f"Your function raised {what}."
 
 
+def _runtime_warnings(caught) -> tuple:
+    """The distinct RuntimeWarnings (NumPy's overflow, divide by zero, ...) as one-line messages; others re-issued."""
+    out = []
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning):
+            text = str(w.message)
+            if text not in out:
+                out.append(text)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return tuple(out)
+
+
 def _alarm_usable() -> bool:
     return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
 
 
 def call(fn, *args, seconds: float = 2.0, **kwargs) -> Outcome:
-    """Call ``fn(*args, **kwargs)`` with a time limit; never raises (except KeyboardInterrupt)."""
+    """Call ``fn(*args, **kwargs)`` with a time limit; never raises (except KeyboardInterrupt).
+
+    RuntimeWarnings the function raises (NumPy's "overflow encountered in exp")
+    are caught, not printed, and returned in ``Outcome.warnings``.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _call(fn, args, kwargs, seconds)
+    found = _runtime_warnings(caught)
+    return out._replace(warnings=found) if found else out
+
+
+def _call(fn, args, kwargs, seconds) -> Outcome:
     if _alarm_usable():
         def _ring(signum, frame):
             raise _TimeUp()
