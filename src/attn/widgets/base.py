@@ -41,6 +41,13 @@ class Explorer(ABC):
     defaults: dict[str, Any] = {}
     alt: str = "An interactive figure."
 
+    # The live explorer (attn.widgets.live): its controls, declared once for JupyterLab and the web page,
+    # its ES module (js/<live_script>), a name for its controls, and the drawing's size in SVG units.
+    live_controls: list = []
+    live_script: str = ""
+    live_title: str = "Explorer"
+    live_size: tuple[int, int] = (900, 300)
+
     def __init__(self, figsize=(7.5, 3.6), **params):
         unknown = set(params) - set(self.defaults)
         if unknown:
@@ -49,6 +56,7 @@ class Explorer(ABC):
         # A bare Figure (not pyplot): never auto-displayed, never left open in pyplot's registry.
         self.fig = Figure(figsize=figsize, layout="constrained")
         FigureCanvasAgg(self.fig)
+        self._deferred = False  # set_live_state: recompute the values, render later (png() will)
         self._background = None  # (renderer, width, height, saved pixels) of the static part
         self._rendered_with = None  # the renderer whose pixels show the current parameters
         self._draw()
@@ -95,6 +103,9 @@ class Explorer(ABC):
 
     def render(self) -> None:
         """Bring the figure's Agg pixels up to date: blit the changed artists over the saved background."""
+        if self._deferred:
+            self._rendered_with = None  # png() renders when asked
+            return
         canvas = self.fig.canvas
         dynamic = self._animated()
         renderer = canvas.get_renderer()
@@ -145,8 +156,46 @@ class Explorer(ABC):
             buf, format="png", compress_level=1)
         return buf.getvalue()
 
-    def widget(self) -> widgets.Widget:
-        """Live controls and the figure, for a running kernel (JupyterLab).
+    # -- the live explorer (JupyterLab and the web page) ------------------
+    def live_data(self) -> dict:
+        """Everything the ES module needs besides the state (fixed vectors, measured data), as JSON."""
+        return {}
+
+    def live_state(self) -> dict:
+        """The current parameters as the ES module's state (JSON)."""
+        return dict(self.params)
+
+    def set_live_state(self, state: dict) -> None:
+        """A state the page sent: validate and recompute it with ``attn`` (no rendering: the page has drawn)."""
+        self._deferred = True
+        try:
+            self.update(**{k: state[k] for k in self.defaults if k in state})
+        finally:
+            self._deferred = False
+
+    def live_values(self) -> dict[str, float]:
+        """The numbers the page shows for the current state, by their ``data-name``, computed by ``attn``."""
+        return {}
+
+    def widget(self):
+        """The live explorer (anywidget): drawn and computed in the browser, in JupyterLab and on the web page.
+
+        Moving a control redraws at once in the browser; Python then learns the new state and
+        recomputes it (``explorer.params``, ``explorer.weights`` …). Running the same cell again closes
+        the widget it showed before.
+        """
+        from .live import make_widget
+
+        return make_widget(self)
+
+    def close(self) -> None:
+        """Drop the figure's pixels and artists (a closed live widget calls this)."""
+        self.fig.clear()
+        self._background = None
+        self._rendered_with = None
+
+    def png_widget(self) -> widgets.Widget:
+        """Controls and a PNG of the matplotlib figure, redrawn by the kernel (the earlier JupyterLab widget).
 
         The figure is an ``ipywidgets.Image`` whose PNG is replaced on each move: no output area
         is cleared, so the picture does not flicker.
