@@ -126,6 +126,7 @@ function render({model, el}) {
   let state = {...model.get("state")};
   let live = true;  // a kernel is listening (JupyterLab); false after the first failed save (static page)
   const root = html("div", {class: "attn-explorer", "data-explorer": spec.name}, el);
+  root.attnData = spec.data;  // for the browser tests, which compare the page's numbers with attn
   const controls = html("div", {class: "attn-controls", role: "group", "aria-label": `${spec.title}: controls`}, root);
   const figure = html("figure", {class: "attn-figure"}, root);
   const descId = uid("attn-desc");
