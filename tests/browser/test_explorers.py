@@ -129,13 +129,12 @@ def _explore(page, root, name: str, shots: str) -> dict:
                              "numbers": after["numbers"] != before["numbers"],
                              "caption": after["caption"] != before["caption"]})
         before = after
-        if len(out["moves"]) == 2:
-            _screens(page, root, shots)
     for k in range(SAMPLES):  # random states
         controls = [c for c in root.evaluate(CONTROLS) if not c["disabled"]]
         c = rng.choice(controls)
         root.evaluate(SET, [c["name"], _new_value(c, rng)])
         check(f"sample {k}")
+    _screens(page, root, shots)  # after every control and the samples have moved it
     # keyboard: a slider (or the list) takes arrow keys
     first = root.locator(".attn-controls [data-name]:not([disabled])").first
     state0 = root.evaluate(READ)["state"]

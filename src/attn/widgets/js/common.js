@@ -24,6 +24,7 @@ function html(tag, attrs = {}, parent = null, text = null) {
 function scale(lo, hi, a, b) {
   const f = x => a + (x - lo) * (b - a) / (hi - lo);
   f.invert = p => lo + (p - a) * (hi - lo) / (b - a);
+  f.range = [a, b];
   return f;
 }
 
@@ -115,7 +116,7 @@ function syncControls(inputs, state, disabled = {}) {
     if (c.kind === "choice") { if (Number(input.value) !== pos) input.value = String(pos); }
     else if (Math.abs(Number(input.value) - pos) > 1e-9) input.value = String(pos);
     out.textContent = controlText(c, v);
-    input.setAttribute("aria-valuetext", `${c.label} ${controlText(c, v)}`);
+    if (input.tagName === "INPUT") input.setAttribute("aria-valuetext", `${c.label} ${controlText(c, v)}`);
     input.disabled = !!disabled[c.name];
   }
 }
@@ -136,6 +137,12 @@ function render({model, el}) {
   const numbers = html("div", {class: "attn-numbers"}, root);
   const ctx = {spec, data: spec.data, svg: picture, numbers, root, set: (changes) => change(changes)};
   EXPLORER.build(ctx);
+  if (picture.querySelector(".attn-handle")) {  // draggable points inside: a group of controls, not an image
+    picture.setAttribute("role", "group");
+    picture.setAttribute("aria-label", `${spec.title}: the picture (its points can be dragged)`);
+    picture.removeAttribute("aria-labelledby");
+    picture.setAttribute("aria-describedby", descId);
+  }
   const inputs = buildControls(spec, state, controls, (name, value) => change({[name]: value}));
   let serial = 0;
 
@@ -175,6 +182,10 @@ function render({model, el}) {
 // Pointer and keyboard dragging of a point in an SVG: onMove(x, y) in data coordinates.
 function draggable(node, sx, sy, onMove, svgRoot, keyStep = 0.1) {
   node.setAttribute("tabindex", "0");
+  // a 2-D point as an ARIA slider: its value is the x coordinate, its text both coordinates (setPoint)
+  const [lo, hi] = [sx.invert(Math.min(...sx.range)), sx.invert(Math.max(...sx.range))];
+  node.setAttribute("aria-valuemin", fmt(Math.min(lo, hi), 1));
+  node.setAttribute("aria-valuemax", fmt(Math.max(lo, hi), 1));
   node.classList.add("attn-handle");
   const toData = ev => {
     const pt = svgRoot.createSVGPoint();
@@ -259,4 +270,9 @@ function colourBar(root, x, y, width, lut, lo, hi, label) {
   svg("text", {x, y: y + 20, class: "attn-tick"}, g).textContent = fmt(lo, 1);
   svg("text", {x: x + width, y: y + 20, "text-anchor": "end", class: "attn-tick"}, g).textContent = fmt(hi, 1);
   svg("text", {x: x + width / 2, y: y + 20, "text-anchor": "middle", class: "attn-tick"}, g).textContent = label;
+}
+
+function setPoint(handle, x, y, text) {
+  handle.setAttribute("aria-valuenow", fmt(x, 2));
+  handle.setAttribute("aria-valuetext", text);
 }

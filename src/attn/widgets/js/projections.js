@@ -104,7 +104,7 @@ const EXPLORER = {
       const a = ctx.arrows[name], p = r[name];
       a.line.setAttribute("x2", sx(p[0])); a.line.setAttribute("y2", sy(p[1]));
       a.handle.setAttribute("cx", sx(p[0])); a.handle.setAttribute("cy", sy(p[1]));
-      a.handle.setAttribute("aria-valuetext", `${name}${n} = (${fmt(p[0], 2)}, ${fmt(p[1], 2)})`);
+      setPoint(a.handle, p[0], p[1], `${name}${n} = (${fmt(p[0], 2)}, ${fmt(p[1], 2)})`);
       a.label.setAttribute("x", sx(p[0] * 1.08) + 6); a.label.setAttribute("y", sy(p[1] * 1.08) - 6);
       a.label.textContent = `${name}${n}`;
       setNum(ctx.cells[name][0], p[0], 3); setNum(ctx.cells[name][1], p[1], 3);

@@ -113,13 +113,13 @@ const EXPLORER = {
       const k = ctx.keys[i];
       k.line.setAttribute("x2", sx(x)); k.line.setAttribute("y2", sy(y));
       k.handle.setAttribute("cx", sx(x)); k.handle.setAttribute("cy", sy(y));
-      k.handle.setAttribute("aria-valuetext", `k${i + 1} = (${fmt(x, 2)}, ${fmt(y, 2)})`);
+      setPoint(k.handle, x, y, `k${i + 1} = (${fmt(x, 2)}, ${fmt(y, 2)})`);
       k.label.setAttribute("x", sx(x * 1.1) + 6); k.label.setAttribute("y", sy(y * 1.1) - 6);
     });
     const q = ctx.q;
     q.line.setAttribute("x2", sx(s.q1)); q.line.setAttribute("y2", sy(s.q2));
     q.handle.setAttribute("cx", sx(s.q1)); q.handle.setAttribute("cy", sy(s.q2));
-    q.handle.setAttribute("aria-valuetext", `q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)})`);
+    setPoint(q.handle, s.q1, s.q2, `q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)})`);
     q.label.setAttribute("x", sx(s.q1 * 1.08) + 6); q.label.setAttribute("y", sy(s.q2 * 1.08) - 6);
     ctx.wTitle.textContent = `softmax(q·kᵢ / √2 / τ), τ = ${s.tau.toPrecision(3)}`;
     r.w.forEach((w, i) => {
