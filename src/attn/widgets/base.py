@@ -21,8 +21,8 @@ from matplotlib.text import Text
 class Explorer(ABC):
     """A figure plus the parameters that drive it.
 
-    Subclasses set ``controls`` (name -> ipywidgets control factory taking the
-    initial value), ``defaults`` (name -> initial value), ``alt`` (what the
+    Subclasses set ``live_controls`` (the controls, declared once: see ``attn.widgets.live``),
+    ``defaults`` (name -> initial value), ``alt`` (what the
     figure shows, for screen readers), build their artists in ``_draw``, mutate
     them in ``_redraw`` and list the artists ``_redraw`` changes in ``_animated``.
 
@@ -71,9 +71,30 @@ class Explorer(ABC):
     def _redraw(self) -> None:
         """Set the artists' data from ``self.params``."""
 
-    @abstractmethod
     def controls(self) -> dict[str, widgets.Widget]:
-        """name -> an ipywidgets control holding the current value."""
+        """name -> an ipywidgets control holding the current value, made from ``live_controls`` (the one
+        declaration of the explorer's ranges; used by ``png_widget`` and the benchmarks' sweeps)."""
+        state = self.live_state()
+        out = {}
+        for c in self.live_controls:
+            v = state[c.name]
+            if c.kind == "log":
+                w = widgets.FloatLogSlider(value=v, base=10, min=c.min, max=c.max, step=c.step, description=c.label,
+                                           readout_format=".3g")
+            elif c.kind == "range" and c.digits == 0 and float(c.step).is_integer():
+                w = widgets.IntSlider(value=int(v), min=int(c.min), max=int(c.max), step=int(c.step), description=c.label)
+            elif c.kind == "range":
+                w = widgets.FloatSlider(value=v, min=c.min, max=c.max, step=c.step, description=c.label,
+                                        readout_format=f".{c.digits}f")
+            else:
+                plain = all(label == str(value) for label, value in c.options)
+                options = [value for _, value in c.options] if plain else [tuple(o) for o in c.options]
+                if c.ordered:  # a scale (d_k, T): redraw when the slider is released
+                    w = widgets.SelectionSlider(options=options, value=v, description=c.label, continuous_update=False)
+                else:
+                    w = widgets.Dropdown(options=options, value=v, description=c.label)
+            out[c.name] = w
+        return out
 
     def _animated(self) -> list[Artist]:
         """The artists ``_redraw`` changes, in drawing order (drawn over the static background)."""

@@ -30,7 +30,7 @@ class Control:
 
     ``kind``: ``"range"`` (a number from ``min`` to ``max`` by ``step``), ``"log"`` (a number whose
     base-10 logarithm runs from ``min`` to ``max`` by ``step``) or ``"choice"`` (one of ``options``,
-    a list of ``(label, value)``).
+    a list of ``(label, value)``; ``ordered``: shown as a slider along them, else as a list).
     """
 
     name: str
@@ -41,6 +41,7 @@ class Control:
     step: float | None = None
     options: list = field(default_factory=list)
     digits: int = 1  # the readout's decimals (range)
+    ordered: bool = False  # a choice along a scale (d_k, T): a slider over the options, not a list
 
     def __post_init__(self):
         if self.kind not in ("range", "log", "choice"):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 import numbers
 
-import ipywidgets as widgets
 import numpy as np
 
 from ..attention import attention
@@ -159,18 +158,3 @@ class ProjectionsExplorer(Explorer):
         o = r["output"][t]
         self.out_dot.set_data([o[0]], [o[1]])
         self.result = {"token": t, "q": vecs["q"], "k": vecs["k"], "v": vecs["v"], "weights": a, "output": o}
-
-    def controls(self):
-        angle = dict(min=-180.0, max=180.0, step=5.0, continuous_update=True, readout_format=".0f")
-        scale = dict(min=0.0, max=2.5, step=0.1, continuous_update=True, readout_format=".1f")
-        p = self.params
-        return {
-            "token": widgets.Dropdown(options=[(f"x{j + 1}", j + 1) for j in range(len(self.X))], value=p["token"],
-                                      description="token"),
-            "angle_Q": widgets.FloatSlider(value=p["angle_Q"], description="W_Q turn °", **angle),
-            "scale_Q": widgets.FloatSlider(value=p["scale_Q"], description="W_Q scale", **scale),
-            "angle_K": widgets.FloatSlider(value=p["angle_K"], description="W_K turn °", **angle),
-            "scale_K": widgets.FloatSlider(value=p["scale_K"], description="W_K scale", **scale),
-            "angle_V": widgets.FloatSlider(value=p["angle_V"], description="W_V turn °", **angle),
-            "scale_V": widgets.FloatSlider(value=p["scale_V"], description="W_V scale", **scale),
-        }

@@ -1,7 +1,6 @@
 """Proposition 5's explorer: the measured time and memory of the score matrix against T, on log-log axes."""
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -46,7 +45,7 @@ class QuadraticCostExplorer(Explorer):
 
     @property
     def live_controls(self):  # the measured lengths, known once measured
-        return [Control("T", "T", "choice", options=[(str(int(t)), int(t)) for t in self.T_values])]
+        return [Control("T", "T", "choice", options=[(str(int(t)), int(t)) for t in self.T_values], ordered=True)]
 
     def live_state(self):
         return {"T": self._nearest()}
@@ -109,10 +108,6 @@ class QuadraticCostExplorer(Explorer):
             f"formed in {self.time.seconds[i] * 1e3:.2f} ms"
         )
         self.selected = i
-
-    def controls(self):
-        return {"T": widgets.SelectionSlider(options=[int(t) for t in self.T_values], value=self._nearest(),
-                                             description="T", continuous_update=False)}
 
     def _nearest(self) -> int:
         return int(self.T_values[int(np.argmin(np.abs(self.T_values - self.params["T"])))])

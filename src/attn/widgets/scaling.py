@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import numpy as np
 
 from ..calculus import random_logits, softmax_jacobian_norm
@@ -70,7 +69,7 @@ class ScalingExplorer(Explorer):
     live_script = "scaling.js"
     live_title = "Proposition 3 explorer"
     live_size = (900, 585)
-    live_controls = [Control("d_k", "dₖ", "choice", options=[(str(d), d) for d in D_K_GRID])]
+    live_controls = [Control("d_k", "dₖ", "choice", options=[(str(d), d) for d in D_K_GRID], ordered=True)]
 
     def __init__(self, **params):
         # The slider has eleven widths: draw every width's scores once, here, not per move.
@@ -186,7 +185,3 @@ class ScalingExplorer(Explorer):
             out[f"mean_max_{k}"] = float(self.curves[f"max_weight_{k}"][i])
             out[f"grad_{k}"] = float(self.curves[f"grad_{k}"][i])
         return out
-
-    def controls(self):
-        return {"d_k": widgets.SelectionSlider(options=list(D_K_GRID), value=int(self.params["d_k"]), description="d_k",
-                                               continuous_update=False)}

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import numpy as np
 
 from .._validate import check_tau
@@ -113,8 +112,3 @@ class TemperatureExplorer(Explorer):
         self.ax_w.set_title(f"softmax(x / τ) at τ = {tau:.3g}", fontsize=10)  # plain text: see base.Explorer
         self.ax_h.set_title(f"entropy {H:.2f} nats (max log T = {math.log(self.x.size):.2f})", fontsize=10)
         self.result = {"tau": tau, "weights": w, "entropy": H}
-
-    def controls(self):
-        return {"tau": widgets.FloatLogSlider(value=float(self.params["tau"]), base=10, min=math.log10(TAU_MIN),
-                                              max=math.log10(TAU_MAX), step=0.05, description="τ",
-                                              readout_format=".3g", continuous_update=True)}

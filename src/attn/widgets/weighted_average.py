@@ -1,7 +1,6 @@
 """Proposition 1's explorer: one query, four keys, the softmax weights and the weighted average of the values."""
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 
 from .. import attention, scores
@@ -142,17 +141,7 @@ class WeightedAverageExplorer(Explorer):
         self.weights, self.output = w, out[0]
 
     def controls(self):
-        slider = dict(min=-2.0, max=2.0, step=0.1, continuous_update=True, readout_format=".1f")
-        c = {
-            "q1": widgets.FloatSlider(value=self.params["q1"], description="q₁", **slider),
-            "q2": widgets.FloatSlider(value=self.params["q2"], description="q₂", **slider),
-            "key": widgets.Dropdown(options=[("k₁", 1), ("k₂", 2), ("k₃", 3), ("k₄", 4)], value=self.params["key"],
-                                    description="edit key"),
-            "kx": widgets.FloatSlider(value=self.params["kx"], description="kₓ", **slider),
-            "ky": widgets.FloatSlider(value=self.params["ky"], description="k_y", **slider),
-            "tau": widgets.FloatLogSlider(value=self.params["tau"], base=10, min=-1.5, max=1.5, step=0.05,
-                                          description="τ", readout_format=".2f"),
-        }
+        c = super().controls()
 
         def load_key(change):  # picking another key loads its coordinates into the kx, ky sliders
             i = change["new"] - 1

@@ -1,7 +1,6 @@
 """Proposition 4's explorer: one attention block, two wirings (self- and cross-attention)."""
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 
 from .. import cross_attention, scores, self_attention
@@ -145,12 +144,8 @@ class WiringExplorer(Explorer):
         self.S, self.weights, self.output = S, w, out
 
     def controls(self):
-        c = {
-            "wiring": widgets.ToggleButtons(options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")],
-                                            value=self.params["wiring"], description="wiring"),
-            "T_k": widgets.IntSlider(value=int(self.params["T_k"]), min=1, max=self.T_k_max, description="T_k (Y)",
-                                     disabled=self.params["wiring"] == "self"),
-        }
+        c = super().controls()
+        c["T_k"].disabled = self.params["wiring"] == "self"
 
         def toggle(change):  # the length of Y only matters when the keys come from Y
             c["T_k"].disabled = change["new"] == "self"

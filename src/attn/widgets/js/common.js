@@ -93,10 +93,10 @@ function buildControls(spec, state, box, onInput) {
     const row = html("div", {class: "attn-control"}, box);
     html("label", {for: id}, row, c.label);
     let input;
-    if (c.kind === "choice" && c.options.length <= 4) {  // a few options: a drop-down list
+    if (c.kind === "choice" && !c.ordered) {  // options to pick from: a drop-down list
       input = html("select", {id}, row);
       c.options.forEach((o, i) => html("option", {value: i}, input, o[0]));
-    } else if (c.kind === "choice") {  // many ordered options (d_k, T): a slider over their positions
+    } else if (c.kind === "choice") {  // options along a scale (d_k, T): a slider over their positions
       input = html("input", {id, type: "range", min: 0, max: c.options.length - 1, step: 1}, row);
     } else {
       input = html("input", {id, type: "range", min: c.min, max: c.max, step: c.step}, row);
