@@ -148,11 +148,16 @@ def test_every_explorer_draws_and_redraws_in_jupyterlab(lab):
         # the picture moves at once, and Python then learns the new τ
         first = explorers.nth(0)
         before = first.locator("svg").inner_html()
-        first.locator("input[type=range]").first.focus()
+        first.locator(".attn-control label").first.click()  # a label focuses its slider
         for _ in range(8):
             page.keyboard.press("ArrowLeft")
-        page.wait_for_function("([root, html]) => root.querySelector('svg').innerHTML !== html",
-                               arg=[first.element_handle(), before], timeout=10_000)
+        try:
+            page.wait_for_function("([root, html]) => root.querySelector('svg').innerHTML !== html",
+                                   arg=[first.element_handle(), before], timeout=10_000)
+        except sync_api.TimeoutError:
+            focus = page.evaluate("() => [document.activeElement.tagName, document.activeElement.className]")
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            pytest.fail(f"arrow keys on the τ slider did not redraw the picture (focus on {focus})")
         tau = json.loads(first.get_attribute("data-state"))["tau"]
         assert tau < 1.0
         page.wait_for_function("root => Number(root.dataset.seen) >= 1", arg=first.element_handle(), timeout=30_000)
@@ -177,6 +182,8 @@ def test_every_explorer_draws_and_redraws_in_jupyterlab(lab):
         _run_cell(page, sync_api, mem_after)
         rss = [int(_output(page, i).split("RSS")[1].split()[0]) for i in (mem_before, mem_after)]
         grown = (rss[1] - rss[0]) / 2**20
+        (SCREENSHOTS / "jupyterlab-memory.txt").write_text(
+            f"kernel RSS before {rss[0] / 2**20:.1f} MiB, after {RERUNS} more runs of an explorer's cell {rss[1] / 2**20:.1f} MiB\n")
         assert grown < 25, f"running an explorer's cell {RERUNS} times more grew the kernel by {grown:.0f} MiB"
         assert page.locator(".attn-explorer").count() == len(EXPLORERS) + 1  # old views went with their widgets
         browser.close()

@@ -105,6 +105,7 @@ function buildControls(spec, state, box, onInput) {
     const out = html("output", {for: id, "aria-hidden": "true"}, row);
     inputs[c.name] = {input, out, c};
     input.addEventListener("input", () => onInput(c.name, controlValue(c, input)));
+    input.addEventListener("keydown", keepKeys);
   }
   return inputs;
 }
@@ -121,6 +122,11 @@ function syncControls(inputs, state, disabled = {}) {
   }
 }
 
+// Keys that move a control belong to it: in JupyterLab the notebook would otherwise take them (and cancel
+// the slider's own move) when they bubble up to it.
+const CONTROL_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End"]);
+function keepKeys(ev) { if (CONTROL_KEYS.has(ev.key)) ev.stopPropagation(); }
+
 // --- the widget ------------------------------------------------------------------------------------
 function render({model, el}) {
   const spec = model.get("spec");
@@ -128,6 +134,10 @@ function render({model, el}) {
   let live = true;  // a kernel is listening (JupyterLab); false after the first failed save (static page)
   const root = html("div", {class: "attn-explorer", "data-explorer": spec.name}, el);
   root.attnData = spec.data;  // for the browser tests, which compare the page's numbers with attn
+  // In JupyterLab, keys pressed on the controls are the controls' own (arrow keys move a slider), not
+  // notebook shortcuts: Lumino skips keyboard shortcuts inside an element marked so.
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  root.setAttribute("data-p-suppress-shortcuts", "true");
   const controls = html("div", {class: "attn-controls", role: "group", "aria-label": `${spec.title}: controls`}, root);
   const figure = html("figure", {class: "attn-figure"}, root);
   const descId = uid("attn-desc");
@@ -206,6 +216,7 @@ function draggable(node, sx, sy, onMove, svgRoot, keyStep = 0.1) {
     const d = {ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1]}[ev.key];
     if (!d) return;
     ev.preventDefault();
+    ev.stopPropagation();
     const step = ev.shiftKey ? 5 * keyStep : keyStep;
     onMove(null, null, d[0] * step, d[1] * step);
   });
