@@ -188,7 +188,7 @@ def _screens(page, root, shots: str):
 
 
 @pytest.fixture(scope="module")
-def explored(server) -> dict:
+def explored(server, _fresh_screenshots) -> dict:
     """page -> list (one per explorer) of what happened; visited once, in one chromium, network off."""
     sync_api = pytest.importorskip("playwright.sync_api")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
