@@ -280,7 +280,7 @@ function colourBar(root, x, y, width, lut, lo, hi, label) {
   lut.forEach((c, i) => svg("rect", {x: x + i * width / n, y, width: width / n + 0.5, height: 8, fill: c}, g));
   svg("text", {x, y: y + 20, class: "attn-tick"}, g).textContent = fmt(lo, 1);
   svg("text", {x: x + width, y: y + 20, "text-anchor": "end", class: "attn-tick"}, g).textContent = fmt(hi, 1);
-  svg("text", {x: x + width / 2, y: y + 20, "text-anchor": "middle", class: "attn-tick"}, g).textContent = label;
+  svg("text", {x: x + width / 2, y: y + (width < 150 ? 34 : 20), "text-anchor": "middle", class: "attn-tick"}, g).textContent = label;
 }
 
 function setPoint(handle, x, y, text) {

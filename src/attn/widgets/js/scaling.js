@@ -23,6 +23,7 @@ const EXPLORER = {
     ctx.by = by;
     const g2 = svg("g", {}, root);
     ctx.wTitle = panelTitle(g2, 700, 18, "");
+    ctx.wTitle.classList.add("attn-tick");
     svg("line", {x1: 520, x2: 880, y1: 250, y2: 250, class: "attn-axis"}, g2);
     svg("line", {x1: 520, x2: 520, y1: 40, y2: 250, class: "attn-axis"}, g2);
     axis(g2, by, [0, 0.2, 0.4, 0.6, 0.8, 1], {x: false, at: 520});
@@ -42,7 +43,7 @@ const EXPLORER = {
     ctx.lx = lx; ctx.rx = rx; ctx.my = my; ctx.gy = gy;
     const g3 = svg("g", {}, root), g4 = svg("g", {}, root);
     panelTitle(g3, 240, 318, `largest of ${T} weights (average)`);
-    panelTitle(g4, 700, 318, "gradient through the softmax (median ‖diag(s) − s sᵀ‖_F)");
+    panelTitle(g4, 700, 318, "gradient through the softmax: median ‖diag(s) − s sᵀ‖");
     for (const [g, x, x0] of [[g3, lx, 60], [g4, rx, 520]]) {
       svg("rect", {x: x0, y: 330, width: 360, height: 210, class: "attn-frame"}, g);
       axis(g, x, data.d_k.map((_, i) => i).filter(i => i % 2 === 0), {at: 540, fmtTick: i => String(data.d_k[i])});
@@ -93,7 +94,7 @@ const EXPLORER = {
       sc.setAttribute("y", by(ws)); sc.setAttribute("height", by(0) - by(ws));
     });
     const topU = Math.max(...r.weights_unscaled), topS = Math.max(...r.weights_scaled);
-    ctx.wTitle.textContent = `a typical query: largest weight ${topU.toFixed(2)} unscaled, ${topS.toFixed(2)} scaled`;
+    ctx.wTitle.textContent = `a typical query: top weight ${topU.toFixed(2)} unscaled, ${topS.toFixed(2)} scaled`;
     const i = r.i, c = data;
     ctx.vl[0].setAttribute("x1", ctx.lx(i)); ctx.vl[0].setAttribute("x2", ctx.lx(i));
     ctx.vl[1].setAttribute("x1", ctx.rx(i)); ctx.vl[1].setAttribute("x2", ctx.rx(i));
