@@ -171,6 +171,7 @@ function render({model, el}) {
     show();
     root.dataset.handlerMs = String(performance.now() - t0);  // compute + DOM update, read by bin/bench
     serial += 1;
+    root.dataset.serial = String(serial);
     if (live) {  // after the picture: Python learns the new state (and recomputes it with attn)
       try {
         model.set("state", {...state, serial});
