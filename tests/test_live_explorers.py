@@ -178,3 +178,13 @@ def test_js_rotation_scale_equals_python():
     cases = [(a, s) for a in (-180, -95, -30, 0, 1, 45, 90, 179, 180) for s in (0.0, 0.37, 1.0, 2.5)]
     for (a, s), W in zip(cases, _node([["rotationScale", [a, s]] for a, s in cases])):
         np.testing.assert_allclose(W, rotation_scale(a, s), rtol=0, atol=1e-15)
+
+
+def test_a_move_made_in_python_reaches_the_live_explorer():
+    e = WeightedAverageExplorer()
+    w = e.widget()
+    e.update(key=3, kx=0.25, ky=-1.5, tau=2.0)
+    assert w.state["tau"] == 2.0 and w.state["K"][2] == [0.25, -1.5] and "serial" not in w.state
+    seen = w.seen
+    w.state = {**w.state, "q1": -1.0, "serial": 11}  # the page's move: Python takes it in, sends nothing back
+    assert w.seen == 11 != seen and e.params["q1"] == -1.0 and w.state["serial"] == 11

@@ -17,6 +17,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from .live import live_json
+
 
 class Explorer(ABC):
     """A figure plus the parameters that drive it.
@@ -120,6 +122,9 @@ class Explorer(ABC):
             self._redraw()
             raise
         self.render()
+        live = getattr(self, "_live", None)
+        if live is not None and not self._deferred and live.explorer is self:
+            live.state = live_json(self.live_state())  # a move made in Python: the live explorer follows it
         return self
 
     def render(self) -> None:
@@ -207,10 +212,12 @@ class Explorer(ABC):
         """
         from .live import make_widget
 
-        return make_widget(self)
+        self._live = make_widget(self)
+        return self._live
 
     def close(self) -> None:
         """Drop the figure's pixels and artists (a closed live widget calls this)."""
+        self._live = None
         self.fig.clear()
         self._background = None
         self._rendered_with = None

@@ -12,7 +12,6 @@ nothing waits for a kernel. Why anywidget: docs/live-explorers.md.
 from __future__ import annotations
 
 import json
-import weakref
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -85,20 +84,27 @@ class LiveWidget(anywidget.AnyWidget):
     seen = traitlets.Int(-1).tag(sync=True)  # serial of the last state Python has recomputed
 
     def __init__(self, explorer, **kwargs):
-        self._explorer = weakref.ref(explorer) if explorer is not None else None
-        self._keep = explorer  # the widget keeps its explorer alive (cell `Explorer().widget()`)
+        self._keep = explorer  # the widget keeps its explorer alive (a cell `Explorer().widget()` holds no other reference)
         super().__init__(**kwargs)
         self.observe(self._on_state, names="state")
 
     @property
     def explorer(self):
+        """The explorer this widget shows (None once closed)."""
         return self._keep
+
+    def close_explorer(self) -> None:
+        """Close the widget (its views go too) and clear its explorer's figure."""
+        explorer, self._keep = self._keep, None
+        self.close()
+        if explorer is not None:
+            explorer.close()
 
     def _on_state(self, change):
         state = dict(change["new"])
         serial = state.pop("serial", None)
-        if serial is None:
-            return  # a state Python set itself
+        if serial is None or self._keep is None:
+            return  # a state Python set itself, or a closed widget
         self._keep.set_live_state(state)
         self.seen = int(serial)
 
@@ -145,17 +151,6 @@ def make_widget(explorer) -> LiveWidget:
     return widget
 
 
-def _close(self) -> None:
-    explorer = self._keep
-    self._keep = None
-    self.close()
-    if explorer is not None:
-        explorer.close()
-
-
-LiveWidget.close_explorer = _close
-
-
 _TEX = {r"\tau": "τ", r"\sqrt": "√", r"\cdot": "·", r"\top": "ᵀ", "{": "", "}": "", "$": "", "\\": ""}
 _SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
@@ -177,6 +172,11 @@ def colour_table(name: str, n: int = 64) -> list[str]:
 
     cmap = matplotlib.colormaps[name]
     return [to_hex(cmap(i / (n - 1))) for i in range(n)]
+
+
+def live_json(value):
+    """``value`` as plain JSON types (NumPy arrays and scalars to lists and numbers)."""
+    return _jsonable(value)
 
 
 def _jsonable(value):
