@@ -62,7 +62,7 @@ const EXPLORER = {
   },
 
   describe(s, r) {
-    return `Selected T = ${r.T}. Measured when the page was built: the T by T score matrix has ${r.entries} entries ` +
+    return `Selected T = ${r.T}. Measured when the explorer was made (in the book: when the page was built): the T by T score matrix has ${r.entries} entries ` +
       `(${r.score_mib.toFixed(1)} MiB) and took ${r.ms.toFixed(2)} ms to form; full attention peaked at ` +
       `${r.mib_full.toFixed(1)} MiB, blocked attention at ${r.mib_blocked.toFixed(1)} MiB.`;
   },
