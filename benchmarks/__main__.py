@@ -1,4 +1,4 @@
-"""Run every benchmark: ``.venv/bin/python -m benchmarks [--quick] [--book] [--only kernel,startup,widgets,book]``.
+"""Run every benchmark: ``.venv/bin/python -m benchmarks [--quick] [--book] [--only kernel,startup,widgets,explorers,book]``.
 
 Prints a table with a progress bar while it runs and writes
 ``benchmarks/results/latest.json`` and ``latest.md`` (unless ``--no-write``).
@@ -34,7 +34,7 @@ def parse(argv=None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke test, not a measurement)")
     p.add_argument("--book", action="store_true", help="also time a clean strict build of the book and a no-change rebuild (slow)")
-    p.add_argument("--only", default="", help="comma-separated subset of: kernel, startup, widgets, book")
+    p.add_argument("--only", default="", help="comma-separated subset of: kernel, startup, widgets, explorers, book")
     p.add_argument("--max-T", type=int, default=None, help="largest sequence length for the kernel benchmark")
     p.add_argument("--max-naive-T", type=int, default=None, help="largest T at which to run the naive version")
     p.add_argument("--keep-blas-env", action="store_true", help=f"do not unset {' / '.join(BLAS_VARS)}")
@@ -57,10 +57,10 @@ def main(argv=None) -> int:
 
     from tqdm import tqdm
 
-    from . import book, kernel, machine, report, startup, widgets
+    from . import book, explorers, kernel, machine, report, startup, widgets
 
-    wanted = {s.strip() for s in args.only.split(",") if s.strip()} or {"kernel", "startup", "widgets", "book"}
-    unknown = wanted - {"kernel", "startup", "widgets", "book"}
+    wanted = {s.strip() for s in args.only.split(",") if s.strip()} or {"kernel", "startup", "widgets", "explorers", "book"}
+    unknown = wanted - {"kernel", "startup", "widgets", "explorers", "book"}
     if unknown:
         print(f"unknown benchmark(s) {sorted(unknown)}", file=sys.stderr)
         return 2
@@ -77,7 +77,8 @@ def main(argv=None) -> int:
     found, notes = widgets.discover() if "widgets" in wanted else ([], [])
 
     total = ((kernel.steps(T_values) if "kernel" in wanted else 0) + (startup.steps(rounds) if "startup" in wanted else 0)
-             + (widgets.steps(len(found)) if "widgets" in wanted else 0) + (book.steps() if "book" in wanted else 0))
+             + (widgets.steps(len(found)) if "widgets" in wanted else 0)
+             + (explorers.steps() if "explorers" in wanted else 0) + (book.steps() if "book" in wanted else 0))
     results = {"machine": machine.describe(removed), "quick": args.quick, "not_run": not_run}
     started = time.perf_counter()
     with tqdm(total=total, unit="step", dynamic_ncols=True, file=sys.stderr) as bar:
@@ -91,6 +92,8 @@ def main(argv=None) -> int:
             results["startup"] = startup.run(rounds, tick=tick)
         if "widgets" in wanted:
             results["widgets"] = widgets.run(frames, tick=tick, found=found, notes=notes)
+        if "explorers" in wanted:
+            results["explorers"] = explorers.run(explorers.QUICK_MOVES if args.quick else explorers.MOVES, tick=tick)
         if "book" in wanted:
             results["book"] = book.run(tick=tick)
     results["total_seconds"] = time.perf_counter() - started

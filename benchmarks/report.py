@@ -129,6 +129,12 @@ def widget_lines(w: dict, markdown: bool) -> list[str]:
                    "naive / update", "+ PNG ms", "goals"], rows, markdown)
 
 
+def explorer_lines(e: dict, markdown: bool) -> list[str]:
+    from .explorers import lines
+
+    return lines(e, markdown, _table)
+
+
 def book_lines(b: dict, markdown: bool) -> list[str]:
     rows = [[name, f"{b[key]['seconds']:.1f}", "ok" if b[key]["ok"] else f"**failed** (exit {b[key]['returncode']})",
              str(b[key]["warnings"])] for name, key in (("clean strict build", "clean"), ("no-change rebuild", "rebuild"))]
@@ -143,6 +149,7 @@ def render(results: dict, markdown: bool = False) -> str:
     sections = [("kernel", "Naive vs blocked attention (d_k = d_v = 64, float32)", kernel_lines),
                 ("startup", "Start-up", startup_lines),
                 ("widgets", "Widget updates (Agg: one blitted render per move, against a new figure per move)", widget_lines),
+                ("explorers", "Live explorers: input handler in headless Chromium (web page and JupyterLab)", explorer_lines),
                 ("book", "Book build", book_lines)]
     for key, title, fn in sections:
         if key in results:

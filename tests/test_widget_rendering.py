@@ -89,7 +89,7 @@ def test_png_is_the_current_picture():
 
 def test_the_live_widget_shows_the_new_picture_after_a_move():
     e = TemperatureExplorer()
-    box = e.widget()
+    box = e.png_widget()
     (tau,) = box.children[0].children
     image = box.children[1]
     assert image.format == "png" and image.value == e.png()

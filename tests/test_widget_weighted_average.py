@@ -59,7 +59,7 @@ def test_scrubber_has_one_frame_per_value_and_alt_text():
 
 def test_widget_controls_drive_the_figure():
     e = WeightedAverageExplorer()
-    box = e.widget()
+    box = e.png_widget()
     sliders = {c.description: c for c in box.children[0].children}
     sliders["τ"].value = 10.0
     assert e.params["tau"] == pytest.approx(10.0)

@@ -146,7 +146,7 @@ def test_scrubber_and_widget_are_built_without_a_kernel():
     html = e.scrubber("tau", [0.1, 1.0, 10.0]).data
     assert 'alt="' in html and "<img" in html
     assert e.params["tau"] == 1.0  # restored after the animation
-    box = ProjectionsExplorer().widget()
+    box = ProjectionsExplorer().png_widget()
     assert isinstance(box, widgets.VBox)
 
 

@@ -78,7 +78,7 @@ def test_scrubber_frames_and_restore():
 
 def test_widget_controls_drive_the_figure():
     e = WiringExplorer()
-    box = e.widget()
+    box = e.png_widget()
     wiring, T_k = box.children[0].children
     assert T_k.disabled  # self wiring: the length of Y plays no part
     wiring.value = "cross"

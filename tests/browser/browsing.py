@@ -98,8 +98,12 @@ COLLECT_JS = r"""
       .map(h => [Number(h.tagName[1]), h.textContent.replace(/[#¶]/g, '').trim().slice(0, 60)]),
     controls: {
       widget_views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
-      widgets: [...document.querySelectorAll('.jupyter-widgets, .widget-slider, .widget-hslider')].filter(visible).length,
-      ranges_outside_scrubbers: [...document.querySelectorAll('input[type=range]')].filter(r => !r.closest('.animation')).length,
+      // ipywidgets controls, apart from the live explorers' own (anywidget) views
+      widgets: [...document.querySelectorAll('.jupyter-widgets, .widget-slider, .widget-hslider')]
+        .filter(w => visible(w) && !w.querySelector('.attn-explorer') && !w.closest('.attn-explorer')).length,
+      explorers: document.querySelectorAll('.attn-explorer').length,
+      ranges_outside_scrubbers: [...document.querySelectorAll('input[type=range]')]
+        .filter(r => !r.closest('.animation') && !r.closest('.attn-explorer')).length,
       scrubbers: document.querySelectorAll('.animation').length,
       solutions: document.querySelectorAll('div.solution').length,
     },
@@ -192,6 +196,10 @@ async def _visit(context, server: str, name: str) -> PageReport:
         await page.goto(server + name, wait_until="load")
         await page.wait_for_load_state("networkidle")
         await page.evaluate(MATHJAX_DONE)  # MathJax typesets after load: wait until it has finished
+        views = await page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
+        if views:  # the live explorers render from the saved widget state once the widget manager has loaded
+            await page.wait_for_function(f"() => document.querySelectorAll('.attn-explorer').length >= {views}",
+                                         timeout=30_000)
         data = await page.evaluate(COLLECT_JS)
         report.math, report.images, report.figures = data["math"], data["images"], data["figures"]
         report.headings, report.controls = data["headings"], data["controls"]

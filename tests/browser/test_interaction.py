@@ -14,9 +14,11 @@ def test_scrubbers_change_the_picture(visit, name):
             assert s["end_changes"], f"{name}: scrubber {s['index']}: moving the slider to its end did not change the picture"
 
 
-def test_the_book_has_scrubbers(reports):
-    counts = {name: len(r.scrubbers) for name, r in reports.items()}
-    assert sum(counts.values()) >= 1, f"no kernel-free scrubber anywhere in the book: {counts}"
+def test_the_book_has_live_explorers(reports):
+    counts = {name: r.controls.get("explorers", 0) for name, r in reports.items()}
+    if len(reports) < 10:
+        pytest.skip("only some pages visited (-k)")
+    assert sum(counts.values()) >= 7, f"the live explorers are missing from the book: {counts}"
 
 
 @pytest.mark.parametrize("name", PAGES)

@@ -67,13 +67,14 @@ def test_headings_in_order(visit, name):
 
 @pytest.mark.parametrize("name", PAGES)
 def test_no_dead_controls(visit, name):
-    """The static page has no ipywidgets control (it would move and redraw nothing without a kernel):
-    live widgets sit in cells tagged remove-cell; the page shows the Explorer's scrubber instead."""
+    """Every widget on the static page is a live explorer (anywidget, drawn and computed in the browser):
+    no ipywidgets control, which would move and redraw nothing without a kernel."""
     c = visit(name).controls
-    assert c["widget_views"] == 0 and c["widgets"] == 0, (
-        f"{name}: {c['widget_views']} ipywidgets view(s) / {c['widgets']} widget element(s) in the static page: "
-        "tag the live widget's cell `remove-cell` and show `explorer.scrubber(...)` in a visible cell")
-    assert c["ranges_outside_scrubbers"] == 0, f"{name}: {c['ranges_outside_scrubbers']} slider(s) that are not a scrubber"
+    assert c["widget_views"] == c["explorers"], (
+        f"{name}: {c['widget_views']} widget view(s) but {c['explorers']} live explorer(s) drawn: a widget that is not "
+        "an attn explorer, or an explorer that failed to render (is the vendored anywidget front end served?)")
+    assert c["widgets"] == 0, f"{name}: {c['widgets']} ipywidgets element(s) in the static page"
+    assert c["ranges_outside_scrubbers"] == 0, f"{name}: {c['ranges_outside_scrubbers']} slider(s) outside an explorer"
 
 
 @pytest.mark.parametrize("name", PAGES)

@@ -17,12 +17,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from .live import live_json
+
 
 class Explorer(ABC):
     """A figure plus the parameters that drive it.
 
-    Subclasses set ``controls`` (name -> ipywidgets control factory taking the
-    initial value), ``defaults`` (name -> initial value), ``alt`` (what the
+    Subclasses set ``live_controls`` (the controls, declared once: see ``attn.widgets.live``),
+    ``defaults`` (name -> initial value), ``alt`` (what the
     figure shows, for screen readers), build their artists in ``_draw``, mutate
     them in ``_redraw`` and list the artists ``_redraw`` changes in ``_animated``.
 
@@ -41,6 +43,13 @@ class Explorer(ABC):
     defaults: dict[str, Any] = {}
     alt: str = "An interactive figure."
 
+    # The live explorer (attn.widgets.live): its controls, declared once for JupyterLab and the web page,
+    # its ES module (js/<live_script>), a name for its controls, and the drawing's size in SVG units.
+    live_controls: list = []
+    live_script: str = ""
+    live_title: str = "Explorer"
+    live_size: tuple[int, int] = (900, 300)
+
     def __init__(self, figsize=(7.5, 3.6), **params):
         unknown = set(params) - set(self.defaults)
         if unknown:
@@ -49,6 +58,7 @@ class Explorer(ABC):
         # A bare Figure (not pyplot): never auto-displayed, never left open in pyplot's registry.
         self.fig = Figure(figsize=figsize, layout="constrained")
         FigureCanvasAgg(self.fig)
+        self._deferred = False  # set_live_state: recompute the values, render later (png() will)
         self._background = None  # (renderer, width, height, saved pixels) of the static part
         self._rendered_with = None  # the renderer whose pixels show the current parameters
         self._draw()
@@ -63,9 +73,30 @@ class Explorer(ABC):
     def _redraw(self) -> None:
         """Set the artists' data from ``self.params``."""
 
-    @abstractmethod
     def controls(self) -> dict[str, widgets.Widget]:
-        """name -> an ipywidgets control holding the current value."""
+        """name -> an ipywidgets control holding the current value, made from ``live_controls`` (the one
+        declaration of the explorer's ranges; used by ``png_widget`` and the benchmarks' sweeps)."""
+        state = self.live_state()
+        out = {}
+        for c in self.live_controls:
+            v = state[c.name]
+            if c.kind == "log":
+                w = widgets.FloatLogSlider(value=v, base=10, min=c.min, max=c.max, step=c.step, description=c.label,
+                                           readout_format=".3g")
+            elif c.kind == "range" and c.digits == 0 and float(c.step).is_integer():
+                w = widgets.IntSlider(value=int(v), min=int(c.min), max=int(c.max), step=int(c.step), description=c.label)
+            elif c.kind == "range":
+                w = widgets.FloatSlider(value=v, min=c.min, max=c.max, step=c.step, description=c.label,
+                                        readout_format=f".{c.digits}f")
+            else:
+                plain = all(label == str(value) for label, value in c.options)
+                options = [value for _, value in c.options] if plain else [tuple(o) for o in c.options]
+                if c.ordered:  # a scale (d_k, T): redraw when the slider is released
+                    w = widgets.SelectionSlider(options=options, value=v, description=c.label, continuous_update=False)
+                else:
+                    w = widgets.Dropdown(options=options, value=v, description=c.label)
+            out[c.name] = w
+        return out
 
     def _animated(self) -> list[Artist]:
         """The artists ``_redraw`` changes, in drawing order (drawn over the static background)."""
@@ -91,10 +122,16 @@ class Explorer(ABC):
             self._redraw()
             raise
         self.render()
+        live = getattr(self, "_live", None)
+        if live is not None and not self._deferred and live.explorer is self:
+            live.state = live_json(self.live_state())  # a move made in Python: the live explorer follows it
         return self
 
     def render(self) -> None:
         """Bring the figure's Agg pixels up to date: blit the changed artists over the saved background."""
+        if self._deferred:
+            self._rendered_with = None  # png() renders when asked
+            return
         canvas = self.fig.canvas
         dynamic = self._animated()
         renderer = canvas.get_renderer()
@@ -145,8 +182,48 @@ class Explorer(ABC):
             buf, format="png", compress_level=1)
         return buf.getvalue()
 
-    def widget(self) -> widgets.Widget:
-        """Live controls and the figure, for a running kernel (JupyterLab).
+    # -- the live explorer (JupyterLab and the web page) ------------------
+    def live_data(self) -> dict:
+        """Everything the ES module needs besides the state (fixed vectors, measured data), as JSON."""
+        return {}
+
+    def live_state(self) -> dict:
+        """The current parameters as the ES module's state (JSON)."""
+        return dict(self.params)
+
+    def set_live_state(self, state: dict) -> None:
+        """A state the page sent: validate and recompute it with ``attn`` (no rendering: the page has drawn)."""
+        self._deferred = True
+        try:
+            self.update(**{k: state[k] for k in self.defaults if k in state})
+        finally:
+            self._deferred = False
+
+    def live_values(self) -> dict[str, float]:
+        """The numbers the page shows for the current state, by their ``data-name``, computed by ``attn``."""
+        return {}
+
+    def widget(self):
+        """The live explorer (anywidget): drawn and computed in the browser, in JupyterLab and on the web page.
+
+        Moving a control redraws at once in the browser; Python then learns the new state and
+        recomputes it (``explorer.params``, ``explorer.weights`` …). Running the same cell again closes
+        the widget it showed before.
+        """
+        from .live import make_widget
+
+        self._live = make_widget(self)
+        return self._live
+
+    def close(self) -> None:
+        """Drop the figure's pixels and artists (a closed live widget calls this)."""
+        self._live = None
+        self.fig.clear()
+        self._background = None
+        self._rendered_with = None
+
+    def png_widget(self) -> widgets.Widget:
+        """Controls and a PNG of the matplotlib figure, redrawn by the kernel (the earlier JupyterLab widget).
 
         The figure is an ``ipywidgets.Image`` whose PNG is replaced on each move: no output area
         is cleared, so the picture does not flicker.

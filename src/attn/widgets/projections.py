@@ -4,12 +4,12 @@ from __future__ import annotations
 import math
 import numbers
 
-import ipywidgets as widgets
 import numpy as np
 
 from ..attention import attention
 from ..wiring import project
 from .base import Explorer
+from .live import Control
 
 TOKEN_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito, as in Proposition 1's explorer
 Q_COLOUR, K_COLOUR, V_COLOUR = "#0072B2", "#D55E00", "#009E73"
@@ -40,8 +40,28 @@ class ProjectionsExplorer(Explorer):
            "on the four tokens' keys, as bars. Right: the four value vectors, the region they enclose, and "
            "the output, a star inside that region: the only vectors that reach the output are the values.")
 
+    live_script = "projections.js"
+    live_title = "Proposition 2 explorer"
+    live_size = (900, 300)
+    live_controls = [
+        Control("token", "token", "choice", options=[(f"x{j + 1}", j + 1) for j in range(4)]),
+        *[Control(f"{kind}_{M}", f"W_{M} {label}", min=lo, max=hi, step=step, digits=digits)
+          for M in "QKV" for kind, label, lo, hi, step, digits in (("angle", "turn °", -180.0, 180.0, 1.0, 0),
+                                                                   ("scale", "scale", 0.0, 2.5, 0.01, 2))],
+    ]
+
     def __init__(self, **params):
         super().__init__(figsize=(10.5, 3.6), **params)
+
+    def live_data(self):
+        return {"X": self.X, "colours": TOKEN_COLOURS, "qkv_colours": {"q": Q_COLOUR, "k": K_COLOUR, "v": V_COLOUR}}
+
+    def live_values(self):
+        r, t = self.compute(), int(self.params["token"]) - 1
+        values = {f"a{j + 1}": float(w) for j, w in enumerate(r["weights"][t])}
+        for name, M in (("q", "Q"), ("k", "K"), ("v", "V"), ("o", "output")):
+            values[f"{name}1"], values[f"{name}2"] = (float(c) for c in r[M][t])
+        return values
 
     def update(self, **params):
         # Refuse a bad token before storing it, so a failed move leaves the explorer as it was.
@@ -138,18 +158,3 @@ class ProjectionsExplorer(Explorer):
         o = r["output"][t]
         self.out_dot.set_data([o[0]], [o[1]])
         self.result = {"token": t, "q": vecs["q"], "k": vecs["k"], "v": vecs["v"], "weights": a, "output": o}
-
-    def controls(self):
-        angle = dict(min=-180.0, max=180.0, step=5.0, continuous_update=True, readout_format=".0f")
-        scale = dict(min=0.0, max=2.5, step=0.1, continuous_update=True, readout_format=".1f")
-        p = self.params
-        return {
-            "token": widgets.Dropdown(options=[(f"x{j + 1}", j + 1) for j in range(len(self.X))], value=p["token"],
-                                      description="token"),
-            "angle_Q": widgets.FloatSlider(value=p["angle_Q"], description="W_Q turn °", **angle),
-            "scale_Q": widgets.FloatSlider(value=p["scale_Q"], description="W_Q scale", **scale),
-            "angle_K": widgets.FloatSlider(value=p["angle_K"], description="W_K turn °", **angle),
-            "scale_K": widgets.FloatSlider(value=p["scale_K"], description="W_K scale", **scale),
-            "angle_V": widgets.FloatSlider(value=p["angle_V"], description="W_V turn °", **angle),
-            "scale_V": widgets.FloatSlider(value=p["scale_V"], description="W_V scale", **scale),
-        }

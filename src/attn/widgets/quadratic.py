@@ -1,12 +1,12 @@
 """Proposition 5's explorer: the measured time and memory of the score matrix against T, on log-log axes."""
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..scaling import fit_loglog_slope, measure_attention, measure_score_matrix
 from .base import Explorer
+from .live import Control
 
 NAIVE, BLOCKED = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion
 
@@ -38,6 +38,33 @@ class QuadraticCostExplorer(Explorer):
         self.fit_naive = fit_loglog_slope(self.naive.T, self.naive.peak_bytes)
         self.fit_blocked = fit_loglog_slope(self.blocked.T, self.blocked.peak_bytes)
         super().__init__(figsize=(9, 3.6), **params)
+
+    live_script = "quadratic.js"
+    live_title = "Proposition 5 explorer"
+    live_size = (900, 300)
+
+    @property
+    def live_controls(self):  # the measured lengths, known once measured
+        return [Control("T", "T", "choice", options=[(str(int(t)), int(t)) for t in self.T_values], ordered=True)]
+
+    def live_state(self):
+        return {"T": self._nearest()}
+
+    def live_data(self):
+        T = self.T_values
+        return {"T": [int(t) for t in T], "colours": [NAIVE, BLOCKED], "ms": self.time.seconds * 1e3,
+                "fit_ms": self.fit_time.predict(T) * 1e3, "score_mib": self.time.score_bytes / 2**20,
+                "mib_full": self.naive.peak_bytes / 2**20, "mib_blocked": self.blocked.peak_bytes / 2**20,
+                "fit_full": self.fit_naive.predict(T) / 2**20, "fit_blocked": self.fit_blocked.predict(T) / 2**20,
+                "slope_time": self.fit_time.slope, "slope_full": self.fit_naive.slope,
+                "slope_blocked": self.fit_blocked.slope}
+
+    def live_values(self):
+        i = int(np.argmin(np.abs(self.T_values - self.params["T"])))
+        T = int(self.T_values[i])
+        return {"T": float(T), "entries": float(T * T), "score_mib": float(self.time.score_bytes[i] / 2**20),
+                "ms": float(self.time.seconds[i] * 1e3), "mib_full": float(self.naive.peak_bytes[i] / 2**20),
+                "mib_blocked": float(self.blocked.peak_bytes[i] / 2**20)}
 
     def _draw(self):
         ax_t, ax_m = self.fig.subplots(1, 2)
@@ -81,10 +108,6 @@ class QuadraticCostExplorer(Explorer):
             f"formed in {self.time.seconds[i] * 1e3:.2f} ms"
         )
         self.selected = i
-
-    def controls(self):
-        return {"T": widgets.SelectionSlider(options=[int(t) for t in self.T_values], value=self._nearest(),
-                                             description="T", continuous_update=False)}
 
     def _nearest(self) -> int:
         return int(self.T_values[int(np.argmin(np.abs(self.T_values - self.params["T"])))])

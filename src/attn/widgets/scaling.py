@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import numpy as np
 
 from ..calculus import random_logits, softmax_jacobian_norm
 from ..softmax import softmax
 from .base import Explorer
+from .live import Control
 
 UNSCALED, SCALED = "#D55E00", "#0072B2"  # Okabe-Ito vermilion and blue
 D_K_GRID = tuple(2**i for i in range(11))  # 1, 2, 4, …, 1024
@@ -65,6 +65,11 @@ class ScalingExplorer(Explorer):
            "Bottom left: the average largest weight against d_k, rising towards 1 without the divisor and flat "
            "with it. Bottom right: the typical size of the softmax's gradient against d_k on log axes, "
            "collapsing without the divisor and flat with it.")
+
+    live_script = "scaling.js"
+    live_title = "Proposition 3 explorer"
+    live_size = (900, 585)
+    live_controls = [Control("d_k", "dₖ", "choice", options=[(str(d), d) for d in D_K_GRID], ordered=True)]
 
     def __init__(self, **params):
         # The slider has eleven widths: draw every width's scores once, here, not per move.
@@ -126,20 +131,15 @@ class ScalingExplorer(Explorer):
         d = int(self.params["d_k"])
         if d not in D_K_GRID:
             raise ValueError(f"d_k must be one of {D_K_GRID}; got {self.params['d_k']!r}")
-        x = self.logits[d]  # (n_hist, T), unscaled
-        xs = x / math.sqrt(d)  # the same draws, divided by √d_k
-        width = np.diff(self.edges)
-        h_u = np.histogram(x, self.edges)[0] / (x.size * width)  # density: area 1 (within the axis range)
-        h_s = np.histogram(xs, self.edges)[0] / (xs.size * width)
+        r = self.measure(d)
+        h_u, h_s = r["hist_unscaled"], r["hist_scaled"]
+        s_u, s_s = r["weights_unscaled"], r["weights_scaled"]
         self.hist_unscaled.set_data(h_u, self.edges)
         self.hist_scaled.set_data(h_s, self.edges)
-        self.std_text.set_text(f"std of q·k: {x.std():.1f}  (√dₖ = {math.sqrt(d):.1f})\n"
-                               f"std of q·k / √dₖ: {xs.std():.2f}")  # plain text: see base.Explorer
+        self.std_text.set_text(f"std of q·k: {r['std_unscaled']:.1f}  (√dₖ = {math.sqrt(d):.1f})\n"
+                               f"std of q·k / √dₖ: {r['std_scaled']:.2f}")  # plain text: see base.Explorer
         self.ax_h.set_title(f"spread of the scores, dₖ = {d}", fontsize=10)  # plain text: see base.Explorer
 
-        w_u = softmax(x)  # (n_hist, T)
-        typical = int(np.argsort(w_u.max(axis=1))[len(w_u) // 2])  # the draw with the median largest weight
-        s_u, s_s = w_u[typical], softmax(xs[typical])  # one typical query's T weights
         for bar, h in zip(self.bars_unscaled, s_u):
             bar.set_height(h)
         for bar, h in zip(self.bars_scaled, s_s):
@@ -153,10 +153,35 @@ class ScalingExplorer(Explorer):
         self.mark_g.set_data([d, d], [c["grad_unscaled"][i], c["grad_scaled"][i]])
         self.vline_m.set_xdata([d, d])
         self.vline_g.set_xdata([d, d])
-        self.result = {"d_k": d, "std_unscaled": float(x.std()), "std_scaled": float(xs.std()),
-                       "weights_unscaled": s_u, "weights_scaled": s_s,
-                       "hist_unscaled": h_u, "hist_scaled": h_s}
+        self.result = {"d_k": d, **r}
 
-    def controls(self):
-        return {"d_k": widgets.SelectionSlider(options=list(D_K_GRID), value=int(self.params["d_k"]), description="d_k",
-                                               continuous_update=False)}
+    def measure(self, d: int) -> dict:
+        """What the picture shows at width ``d``: histogram densities (len(edges) - 1,), the scores' standard
+        deviations, and a typical query's T weights (the draw with the median largest weight), unscaled and scaled."""
+        x = self.logits[d]  # (n_hist, T), unscaled
+        xs = x / math.sqrt(d)  # the same draws, divided by √d_k
+        width = np.diff(self.edges)
+        h_u = np.histogram(x, self.edges)[0] / (x.size * width)  # density: area 1 (within the axis range)
+        h_s = np.histogram(xs, self.edges)[0] / (xs.size * width)
+        w_u = softmax(x)  # (n_hist, T)
+        typical = int(np.argsort(w_u.max(axis=1))[len(w_u) // 2])  # the draw with the median largest weight
+        return {"std_unscaled": float(x.std()), "std_scaled": float(xs.std()),
+                "weights_unscaled": w_u[typical], "weights_scaled": softmax(xs[typical]),
+                "hist_unscaled": h_u, "hist_scaled": h_s}
+
+    def live_data(self):
+        c = self.curves
+        return {"T": self.T, "edges": self.edges, "colours": [UNSCALED, SCALED], "d_k": list(D_K_GRID),
+                **{k: c[k] for k in ("max_weight_unscaled", "max_weight_scaled", "grad_unscaled", "grad_scaled")},
+                "by_d_k": [self.measure(d) for d in D_K_GRID]}
+
+    def live_values(self):
+        d = int(self.params["d_k"])
+        r, i = self.measure(d), D_K_GRID.index(d)
+        out = {}
+        for k in ("unscaled", "scaled"):
+            out[f"std_{k}"] = r[f"std_{k}"]
+            out[f"top_{k}"] = float(np.max(r[f"weights_{k}"]))
+            out[f"mean_max_{k}"] = float(self.curves[f"max_weight_{k}"][i])
+            out[f"grad_{k}"] = float(self.curves[f"grad_{k}"][i])
+        return out

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import numpy as np
 
 from .._validate import check_tau
@@ -12,6 +11,7 @@ from ..calculus import entropy
 from ..softmax import softmax
 from ..examples import figure3
 from .base import Explorer
+from .live import Control, plain_text
 
 BAR = "#0072B2"
 TAU_MIN, TAU_MAX = 1e-2, 1e2  # the slider's range; the entropy curve covers it
@@ -32,6 +32,11 @@ class TemperatureExplorer(Explorer):
     alt = ("Two panels. Left: the softmax weights of one row of scores at temperature tau, as bars. "
            "Right: the entropy of those weights against tau on a logarithmic axis, rising from 0 (all weight "
            "on the largest score) to log T (every key weighted equally), with the current tau marked.")
+
+    live_script = "temperature.js"
+    live_title = "Temperature explorer"
+    live_size = (900, 300)
+    live_controls = [Control("tau", "τ", "log", min=math.log10(TAU_MIN), max=math.log10(TAU_MAX), step=0.01)]
 
     def __init__(self, scores_row=None, labels=None, marks=None, **params):
         if scores_row is None:
@@ -54,6 +59,15 @@ class TemperatureExplorer(Explorer):
         if "tau" in params:
             check_tau(params["tau"])
         return super().update(**params)
+
+    def live_data(self):
+        return {"x": self.x, "labels": [plain_text(label) for label in self.labels], "colour": BAR,
+                "marks": [[plain_text(name), float(tau)] for name, tau in self.marks.items()],
+                "taus": self.taus, "entropy": self.entropy_curve}
+
+    def live_values(self):
+        w = softmax(self.x, tau=float(self.params["tau"]))
+        return {**{f"w{j + 1}": float(v) for j, v in enumerate(w)}, "H": float(entropy(w))}
 
     def _draw(self):
         ax_w, ax_h = self.fig.subplots(1, 2, width_ratios=[1.1, 1])
@@ -98,8 +112,3 @@ class TemperatureExplorer(Explorer):
         self.ax_w.set_title(f"softmax(x / τ) at τ = {tau:.3g}", fontsize=10)  # plain text: see base.Explorer
         self.ax_h.set_title(f"entropy {H:.2f} nats (max log T = {math.log(self.x.size):.2f})", fontsize=10)
         self.result = {"tau": tau, "weights": w, "entropy": H}
-
-    def controls(self):
-        return {"tau": widgets.FloatLogSlider(value=float(self.params["tau"]), base=10, min=math.log10(TAU_MIN),
-                                              max=math.log10(TAU_MAX), step=0.05, description="τ",
-                                              readout_format=".3g", continuous_update=True)}

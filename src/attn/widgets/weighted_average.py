@@ -1,12 +1,12 @@
 """Proposition 1's explorer: one query, four keys, the softmax weights and the weighted average of the values."""
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 
-from .. import attention
+from .. import attention, scores
 from ..examples import figure3
 from .base import Explorer
+from .live import Control
 
 KEY_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito: readable with colour-blindness
 NO_SHRINK = dict(shrinkA=0, shrinkB=0)  # arrows from the origin to the point: no path clipping per draw
@@ -25,6 +25,18 @@ class WeightedAverageExplorer(Explorer):
            "of each key as a horizontal bar. Right: the four value vectors, the triangle or quadrilateral they span, "
            "and the output, a weighted average that lies inside that shape.")
 
+    live_script = "weighted_average.js"
+    live_title = "Proposition 1 explorer"
+    live_size = (900, 300)
+    live_controls = [
+        Control("q1", "q₁", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("q2", "q₂", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("key", "edit key", "choice", options=[("k₁", 1), ("k₂", 2), ("k₃", 3), ("k₄", 4)]),
+        Control("kx", "kₓ", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("ky", "k_y", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("tau", "τ", "log", min=-1.5, max=1.5, step=0.01),
+    ]
+
     def __init__(self, **params):
         self.K = self.K0.copy()
         super().__init__(figsize=(10, 3.4), **params)
@@ -42,6 +54,31 @@ class WeightedAverageExplorer(Explorer):
             self.K = K
             self._redraw()  # the parameters are already rolled back; now the keys are too
             raise
+
+    def live_data(self):
+        return {"V": self.V0, "colours": KEY_COLOURS, "hull": [0, 3, 1, 2]}
+
+    def live_state(self):
+        return {**self.params, "K": self.K.tolist()}
+
+    def set_live_state(self, state):
+        K = np.asarray(state["K"], dtype=float)
+        if K.shape != self.K.shape or not np.isfinite(K).all():
+            raise ValueError(f"K must be {self.K.shape} finite numbers; got {state['K']!r}")
+        saved = self.K.copy()
+        self.K = K
+        try:
+            super().set_live_state(state)
+        except Exception:
+            self.K = saved
+            raise
+
+    def live_values(self):
+        q = np.array([[self.params["q1"], self.params["q2"]]])  # (1, 2)
+        s = scores(q, self.K)[0]  # (1, 2) @ (2, 4) / √2 -> (4,)
+        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])
+        return {**{f"s{i + 1}": float(v) for i, v in enumerate(s)}, **{f"w{i + 1}": float(v) for i, v in enumerate(w[0])},
+                "o1": float(out[0, 0]), "o2": float(out[0, 1])}
 
     def _sync_key(self):
         i = int(self.params["key"]) - 1
@@ -104,17 +141,7 @@ class WeightedAverageExplorer(Explorer):
         self.weights, self.output = w, out[0]
 
     def controls(self):
-        slider = dict(min=-2.0, max=2.0, step=0.1, continuous_update=True, readout_format=".1f")
-        c = {
-            "q1": widgets.FloatSlider(value=self.params["q1"], description="q₁", **slider),
-            "q2": widgets.FloatSlider(value=self.params["q2"], description="q₂", **slider),
-            "key": widgets.Dropdown(options=[("k₁", 1), ("k₂", 2), ("k₃", 3), ("k₄", 4)], value=self.params["key"],
-                                    description="edit key"),
-            "kx": widgets.FloatSlider(value=self.params["kx"], description="kₓ", **slider),
-            "ky": widgets.FloatSlider(value=self.params["ky"], description="k_y", **slider),
-            "tau": widgets.FloatLogSlider(value=self.params["tau"], base=10, min=-1.5, max=1.5, step=0.05,
-                                          description="τ", readout_format=".2f"),
-        }
+        c = super().controls()
 
         def load_key(change):  # picking another key loads its coordinates into the kx, ky sliders
             i = change["new"] - 1

@@ -1,12 +1,12 @@
 """Proposition 4's explorer: one attention block, two wirings (self- and cross-attention)."""
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 
 from .. import cross_attention, scores, self_attention
 from ..examples import two_sequences
 from .base import Explorer
+from .live import Control, colour_table
 
 WIRINGS = ("self", "cross")
 SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -32,8 +32,39 @@ class WiringExplorer(Explorer):
            "shape, each row summing to one. Right: the output, one row per query and one column per value feature; "
            "its shape does not change with the number of keys.")
 
+    live_script = "wiring.js"
+    live_title = "Proposition 4 explorer"
+    live_size = (900, 300)
+    live_controls = [
+        Control("wiring", "wiring", "choice", options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")]),
+        Control("T_k", "T_k (Y)", min=1, max=10, step=1, digits=0),
+    ]
+
     def __init__(self, **params):
         super().__init__(figsize=(10, 3.3), **params)
+
+    def colour_limits(self) -> tuple[float, float, float]:
+        """(s_lim, v_min, v_max): fixed colour limits, so that colours mean the same thing in every state."""
+        Y_all = np.vstack([self.X, self.Y])
+        S_all = scores(self.X @ self.W_Q, Y_all @ self.W_K)
+        V_all = Y_all @ self.W_V  # every output row lies between the smallest and largest value entries
+        return float(np.abs(S_all).max()), float(V_all.min()), float(V_all.max())
+
+    def live_data(self):
+        s_lim, v_min, v_max = self.colour_limits()
+        return {"X": self.X, "Y": self.Y, "W_Q": self.W_Q, "W_K": self.W_K, "W_V": self.W_V,
+                "T_q": self.T_q, "T_k_max": self.T_k_max, "d_v": self.d_v, "s_lim": s_lim, "v_min": v_min,
+                "v_max": v_max, "viridis": colour_table("viridis"), "cividis": colour_table("cividis")}
+
+    def live_values(self):
+        S, w, out = self.compute()
+        values = {}
+        for name, M in (("S", S), ("W", w), ("O", out)):
+            for (i, j), v in np.ndenumerate(M):
+                values[f"{name}{i + 1}_{j + 1}"] = float(v)
+        for (i, c), v in np.ndenumerate(out):
+            values[f"o{i + 1}_{c + 1}"] = float(v)
+        return values
 
     # the computation the figure shows, reused by tests and the page
     def sources(self):
@@ -60,16 +91,12 @@ class WiringExplorer(Explorer):
     def _draw(self):
         ax_s, ax_w, ax_o = self.fig.subplots(1, 3, width_ratios=[self.T_k_max, self.T_k_max, self.d_v + 1.5])
         self.ax_s, self.ax_w, self.ax_o = ax_s, ax_w, ax_o
-        # Fixed colour limits, so that colours mean the same thing in every frame.
-        Y_all = np.vstack([self.X, self.Y])
-        S_all = scores(self.X @ self.W_Q, Y_all @ self.W_K)
-        s_lim = float(np.abs(S_all).max())
-        V_all = Y_all @ self.W_V  # every output row lies between the smallest and largest value entries
+        s_lim, v_min, v_max = self.colour_limits()
         blank = np.zeros((self.T_q, 1))
         self.im_s = ax_s.imshow(blank, cmap="viridis", vmin=-s_lim, vmax=s_lim, aspect="equal")
         self.im_w = ax_w.imshow(blank, cmap="cividis", vmin=0, vmax=1, aspect="equal")
         self.im_o = ax_o.imshow(np.zeros((self.T_q, self.d_v)), cmap="viridis",
-                                vmin=float(V_all.min()), vmax=float(V_all.max()), aspect="equal")
+                                vmin=v_min, vmax=v_max, aspect="equal")
         for ax, im in ((ax_s, self.im_s), (ax_w, self.im_w), (ax_o, self.im_o)):
             self.fig.colorbar(im, ax=ax, shrink=0.8, pad=0.02)
         self.key_labels = []
@@ -117,12 +144,8 @@ class WiringExplorer(Explorer):
         self.S, self.weights, self.output = S, w, out
 
     def controls(self):
-        c = {
-            "wiring": widgets.ToggleButtons(options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")],
-                                            value=self.params["wiring"], description="wiring"),
-            "T_k": widgets.IntSlider(value=int(self.params["T_k"]), min=1, max=self.T_k_max, description="T_k (Y)",
-                                     disabled=self.params["wiring"] == "self"),
-        }
+        c = super().controls()
+        c["T_k"].disabled = self.params["wiring"] == "self"
 
         def toggle(change):  # the length of Y only matters when the keys come from Y
             c["T_k"].disabled = change["new"] == "self"

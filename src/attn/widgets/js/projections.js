@@ -1,0 +1,138 @@
+// Proposition 2: one token, three projections W = scale · R(angle); which of them reaches the output.
+function rotationScale(angleDeg, s) {  // as attn.widgets.projections.rotation_scale: x @ W turns x by angle
+  const a = angleDeg * Math.PI / 180, c = Math.cos(a), n = Math.sin(a);
+  return [[s * c, s * n], [-s * n, s * c]];
+}
+
+const EXPLORER = {
+  build(ctx) {
+    const {svg: root, data} = ctx;
+    const C = data.colours, QKV = data.qkv_colours;
+    ctx.marker = arrowMarkers(root, [...Object.values(QKV), "currentColor"]);
+    const sx = scale(-3, 3, 20, 270), sy = scale(-3, 3, 280, 30);
+    ctx.sx = sx; ctx.sy = sy;
+    const g = svg("g", {}, root);
+    ctx.xTitle = panelTitle(g, 145, 18, "");
+    svg("rect", {x: 20, y: 30, width: 250, height: 250, class: "attn-frame"}, g);
+    svg("line", {x1: 20, x2: 270, y1: sy(0), y2: sy(0), class: "attn-grid"}, g);
+    svg("line", {x1: sx(0), x2: sx(0), y1: 30, y2: 280, class: "attn-grid"}, g);
+    data.X.forEach(([x, y], j) => {
+      svg("circle", {cx: sx(x), cy: sy(y), r: 4, fill: C[j]}, g);
+      svg("text", {x: sx(x) + 5, y: sy(y) + 14, class: "attn-tick"}, g).textContent = `x${j + 1}`;
+    });
+    ctx.xArrow = svg("line", {x1: sx(0), y1: sy(0), stroke: "currentColor", "stroke-opacity": 0.6, "stroke-width": 2,
+                              "stroke-dasharray": "5 3", "marker-end": `url(#${ctx.marker.currentColor})`}, g);
+    ctx.arrows = {};
+    for (const name of ["q", "k", "v"]) {
+      const c = QKV[name], M = name.toUpperCase();
+      const line = svg("line", {x1: sx(0), y1: sy(0), stroke: c, "stroke-width": 2.5, "marker-end": `url(#${ctx.marker[c]})`}, g);
+      const label = svg("text", {class: "attn-label attn-bold"}, g);
+      const handle = svg("circle", {r: 9, fill: c, "fill-opacity": 0.25, stroke: c, role: "slider",
+                                    "aria-label": `${name} = x W_${M}: drag or use the arrow keys to turn and stretch W_${M}`}, g);
+      draggable(handle, sx, sy, (x, y, dx, dy) => {
+        const s = ctx.state, t = ctx.data.X[s.token - 1];
+        const cur = ctx.result[name];
+        const px = x === null ? cur[0] + dx : x, py = y === null ? cur[1] + dy : y;
+        // the matrix that sends x_t to the point: scale |p| / |x_t|, angle from x_t to p
+        let angle = (Math.atan2(py, px) - Math.atan2(t[1], t[0])) * 180 / Math.PI;
+        angle = ((angle + 540) % 360) - 180;
+        const sc = Math.hypot(px, py) / Math.hypot(t[0], t[1]);
+        ctx.set({[`angle_${M}`]: clampRound(angle, -180, 180, 1), [`scale_${M}`]: clampRound(sc, 0, 2.5, 0.01)});
+      }, root, 0.1);
+      ctx.arrows[name] = {line, label, handle};
+    }
+    // middle: the weights a_tj
+    const bx = scale(0, 1.2, 350, 580);
+    ctx.bx = bx;
+    const gw = svg("g", {}, root);
+    ctx.wTitle = panelTitle(gw, 465, 18, "");
+    svg("line", {x1: bx(0), x2: bx(0), y1: 40, y2: 250, class: "attn-axis"}, gw);
+    svg("line", {x1: bx(0), x2: bx(1.2), y1: 250, y2: 250, class: "attn-axis"}, gw);
+    axis(gw, bx, [0, 0.25, 0.5, 0.75, 1], {at: 250});
+    svg("text", {x: 465, y: 285, "text-anchor": "middle", class: "attn-tick"}, gw).textContent = "weight a_tj";
+    ctx.bars = C.map((c, j) => {
+      const y = 50 + j * 50;
+      svg("text", {x: bx(0) - 6, y: y + 20, "text-anchor": "end", class: "attn-label"}, gw).textContent = `k${j + 1}`;
+      return {rect: svg("rect", {x: bx(0), y, height: 32, fill: c}, gw),
+              text: svg("text", {y: y + 21, class: "attn-tick"}, gw)};
+    });
+    // right: values, their hull, the output
+    const vx = scale(-3, 3, 630, 880), vy = scale(-3, 3, 280, 30);
+    ctx.vx = vx; ctx.vy = vy;
+    const gv = svg("g", {}, root);
+    panelTitle(gv, 755, 18, "values and output: only V gets here");
+    svg("rect", {x: 630, y: 30, width: 250, height: 250, class: "attn-frame"}, gv);
+    svg("line", {x1: 630, x2: 880, y1: vy(0), y2: vy(0), class: "attn-grid"}, gv);
+    svg("line", {x1: vx(0), x2: vx(0), y1: 30, y2: 280, class: "attn-grid"}, gv);
+    ctx.hull = svg("polygon", {class: "attn-hull"}, gv);
+    ctx.dots = C.map((c, j) => ({dot: svg("circle", {fill: c}, gv), label: svg("text", {class: "attn-tick"}, gv)}));
+    ctx.dots.forEach((d, j) => { d.label.textContent = `v${j + 1}`; });
+    ctx.star = svg("path", {d: starPath(9), class: "attn-star"}, gv);
+
+    const tb = html("table", {class: "attn-table"}, ctx.numbers);
+    const head = html("tr", {}, tb);
+    ["", "first", "second"].forEach(h => html("th", {scope: "col"}, head, h));
+    ctx.cells = {};
+    for (const [n, label] of [["q", "query q_t = x_t W_Q"], ["k", "key k_t = x_t W_K"], ["v", "value v_t = x_t W_V"], ["o", "output o_t"]]) {
+      const tr = html("tr", {}, tb);
+      html("th", {scope: "row"}, tr, label);
+      ctx.cells[n] = [1, 2].map(c => html("td", {"data-name": `${n}${c}`}, tr));
+    }
+    const p = html("p", {class: "attn-out"}, ctx.numbers, "weights a_tj: ");
+    ctx.wcells = C.map((_, j) => {
+      if (j) p.appendChild(document.createTextNode(", "));
+      p.appendChild(document.createTextNode(`k${j + 1} `));
+      return html("span", {"data-name": `a${j + 1}`}, p);
+    });
+  },
+
+  compute(s, data) {
+    const W = {};
+    for (const M of ["Q", "K", "V"]) W[M] = rotationScale(s[`angle_${M}`], s[`scale_${M}`]);
+    const Q = matmul(data.X, W.Q), K = matmul(data.X, W.K), V = matmul(data.X, W.V);  // (T, 2) @ (2, 2)
+    const {W: A, O} = attention(Q, K, V);
+    const t = s.token - 1;
+    return {t, x: data.X[t], q: Q[t], k: K[t], v: V[t], V, a: A[t], o: O[t]};
+  },
+
+  draw(ctx, s, r) {
+    ctx.state = s; ctx.result = r;
+    const {sx, sy, bx, vx, vy} = ctx, n = r.t + 1;
+    ctx.xArrow.setAttribute("x2", sx(r.x[0])); ctx.xArrow.setAttribute("y2", sy(r.x[1]));
+    ctx.xTitle.textContent = `token x${n} and its q, k, v`;
+    for (const name of ["q", "k", "v"]) {
+      const a = ctx.arrows[name], p = r[name];
+      a.line.setAttribute("x2", sx(p[0])); a.line.setAttribute("y2", sy(p[1]));
+      a.handle.setAttribute("cx", sx(p[0])); a.handle.setAttribute("cy", sy(p[1]));
+      setPoint(a.handle, p[0], p[1], `${name}${n} = (${fmt(p[0], 2)}, ${fmt(p[1], 2)})`);
+      a.label.setAttribute("x", sx(p[0] * 1.08) + 6); a.label.setAttribute("y", sy(p[1] * 1.08) - 6);
+      a.label.textContent = `${name}${n}`;
+      setNum(ctx.cells[name][0], p[0], 3); setNum(ctx.cells[name][1], p[1], 3);
+    }
+    ctx.wTitle.textContent = `weights of q${n}: softmax(q${n}·kⱼ / √2)`;
+    r.a.forEach((w, j) => {
+      const b = ctx.bars[j];
+      b.rect.setAttribute("width", Math.max(0, bx(w) - bx(0)));
+      b.text.setAttribute("x", bx(w) + 4);
+      b.text.textContent = fmt(w, 2);
+      setNum(ctx.wcells[j], w, 3);
+      const v = r.V[j], d = ctx.dots[j];
+      d.dot.setAttribute("cx", vx(v[0])); d.dot.setAttribute("cy", vy(v[1]));
+      d.dot.setAttribute("r", Math.sqrt(30 + 300 * w) / 1.6);
+      d.label.setAttribute("x", vx(v[0]) + 6); d.label.setAttribute("y", vy(v[1]) + 15);
+    });
+    const mx = r.V.reduce((a, v) => a + v[0], 0) / r.V.length, my = r.V.reduce((a, v) => a + v[1], 0) / r.V.length;
+    const ring = [...r.V].sort((a, b) => Math.atan2(a[1] - my, a[0] - mx) - Math.atan2(b[1] - my, b[0] - mx));
+    ctx.hull.setAttribute("points", ring.map(([x, y]) => `${vx(x).toFixed(1)},${vy(y).toFixed(1)}`).join(" "));
+    ctx.star.setAttribute("transform", `translate(${vx(r.o[0])},${vy(r.o[1])})`);
+    setNum(ctx.cells.o[0], r.o[0], 3); setNum(ctx.cells.o[1], r.o[1], 3);
+  },
+
+  describe(s, r) {
+    const n = r.t + 1, v2 = p => `(${fmt(p[0], 2)}, ${fmt(p[1], 2)})`;
+    return `Token x${n} = ${v2(r.x)}. W_Q turns it by ${s.angle_Q}° and stretches it by ${s.scale_Q}: q${n} = ${v2(r.q)}; ` +
+      `W_K by ${s.angle_K}° and ${s.scale_K}: k${n} = ${v2(r.k)}; W_V by ${s.angle_V}° and ${s.scale_V}: v${n} = ${v2(r.v)}. ` +
+      `The weights of q${n} on the four keys are ${r.a.map(w => fmt(w, 2)).join(", ")}; the output ${v2(r.o)} ` +
+      `is their average of the value vectors and lies inside the region they enclose.`;
+  },
+};

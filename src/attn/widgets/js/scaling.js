@@ -1,0 +1,121 @@
+// Proposition 3: the width d_k, the spread of q·k with and without 1/√d_k, and what follows.
+// The random draws are made once in Python (build time); per width it sends what the picture shows.
+const EXPLORER = {
+  build(ctx) {
+    const {svg: root, data} = ctx;
+    const U = data.colours[0], S = data.colours[1];
+    // top left: histograms over [-100, 100]
+    const hx = scale(-100, 100, 60, 420), hy = scale(0, 0.5, 250, 40);
+    ctx.hx = hx; ctx.hy = hy;
+    const g1 = svg("g", {}, root);
+    ctx.hTitle = panelTitle(g1, 240, 18, "");
+    svg("rect", {x: 60, y: 40, width: 360, height: 210, class: "attn-frame"}, g1);
+    axis(g1, hx, [-100, -50, 0, 50, 100], {at: 250});
+    axis(g1, hy, [0, 0.1, 0.2, 0.3, 0.4, 0.5], {x: false, at: 60});
+    ctx.histU = svg("path", {fill: U, "fill-opacity": 0.45}, g1);
+    ctx.histS = svg("path", {fill: S, "fill-opacity": 0.6}, g1);
+    svg("text", {x: 240, y: 280, "text-anchor": "middle", class: "attn-tick"}, g1).textContent = "score";
+    legend(g1, 300, 56, [[U, "q·k"], [S, "q·k / √dₖ"]]);
+    ctx.std = [svg("text", {x: 66, y: 56, class: "attn-tick"}, g1), svg("text", {x: 66, y: 70, class: "attn-tick"}, g1)];
+
+    // top right: one typical query's weights
+    const T = data.T, bx = j => 520 + j * 360 / T, by = scale(0, 1.32, 250, 40);
+    ctx.by = by;
+    const g2 = svg("g", {}, root);
+    ctx.wTitle = panelTitle(g2, 700, 18, "");
+    ctx.wTitle.classList.add("attn-tick");
+    svg("line", {x1: 520, x2: 880, y1: 250, y2: 250, class: "attn-axis"}, g2);
+    svg("line", {x1: 520, x2: 520, y1: 40, y2: 250, class: "attn-axis"}, g2);
+    axis(g2, by, [0, 0.2, 0.4, 0.6, 0.8, 1], {x: false, at: 520});
+    legend(g2, 740, 56, [[U, "unscaled"], [S, "/√dₖ"]]);
+    const w = 360 / T;
+    ctx.bars = Array.from({length: T}, (_, j) => {
+      svg("text", {x: bx(j) + w / 2, y: 265, "text-anchor": "middle", class: "attn-tick"}, g2).textContent = `k${j + 1}`;
+      return [svg("rect", {x: bx(j) + w * 0.1, width: w * 0.4, fill: U}, g2),
+              svg("rect", {x: bx(j) + w * 0.5, width: w * 0.4, fill: S}, g2)];
+    });
+
+    // bottom: curves against log2 d_k
+    const n = data.d_k.length, cx = (x0) => scale(0, n - 1, x0, x0 + 360);
+    const lx = cx(60), rx = cx(520), my = scale(0, 1.05, 540, 330);
+    const gl = data.grad_unscaled.concat(data.grad_scaled).map(Math.log10);
+    const glo = Math.floor(Math.min(...gl)), ghi = Math.ceil(Math.max(...gl)), gy = scale(glo, ghi, 540, 330);
+    ctx.lx = lx; ctx.rx = rx; ctx.my = my; ctx.gy = gy;
+    const g3 = svg("g", {}, root), g4 = svg("g", {}, root);
+    panelTitle(g3, 240, 318, `largest of ${T} weights (average)`);
+    panelTitle(g4, 700, 318, "gradient through the softmax: median ‖diag(s) − s sᵀ‖");
+    for (const [g, x, x0] of [[g3, lx, 60], [g4, rx, 520]]) {
+      svg("rect", {x: x0, y: 330, width: 360, height: 210, class: "attn-frame"}, g);
+      axis(g, x, data.d_k.map((_, i) => i).filter(i => i % 2 === 0), {at: 540, fmtTick: i => String(data.d_k[i])});
+      svg("text", {x: x0 + 180, y: 575, "text-anchor": "middle", class: "attn-tick"}, g).textContent = "dₖ (log scale)";
+    }
+    axis(g3, my, [0, 0.25, 0.5, 0.75, 1], {x: false, at: 60});
+    const ticks = []; for (let t = glo; t <= ghi; t++) ticks.push(t);
+    axis(g4, gy, ticks, {x: false, at: 520, fmtTick: t => `1e${t}`});
+    const line = (g, xs, ys, yv, c) => svg("polyline", {points: yv.map((v, i) => `${xs(i).toFixed(1)},${ys(v).toFixed(1)}`).join(" "),
+                                                        class: "attn-curve", stroke: c}, g);
+    line(g3, lx, my, data.max_weight_unscaled, U); line(g3, lx, my, data.max_weight_scaled, S);
+    line(g4, rx, gy, data.grad_unscaled.map(Math.log10), U); line(g4, rx, gy, data.grad_scaled.map(Math.log10), S);
+    ctx.vl = [svg("line", {y1: 330, y2: 540, class: "attn-grid"}, g3), svg("line", {y1: 330, y2: 540, class: "attn-grid"}, g4)];
+    ctx.marks = [0, 1, 2, 3].map(i => svg("circle", {r: 6, fill: "none", stroke: "currentColor", "stroke-width": 2}, i < 2 ? g3 : g4));
+
+    const tb = html("table", {class: "attn-table"}, ctx.numbers);
+    const head = html("tr", {}, tb);
+    ["", "std of scores", "typical largest weight", "mean largest weight", "median gradient norm"].forEach(h => html("th", {scope: "col"}, head, h));
+    ctx.cells = {};
+    for (const [k, label] of [["unscaled", "q·k"], ["scaled", "q·k / √dₖ"]]) {
+      const tr = html("tr", {}, tb);
+      html("th", {scope: "row"}, tr, label);
+      ctx.cells[k] = ["std", "top", "mean_max", "grad"].map(n => html("td", {"data-name": `${n}_${k}`}, tr));
+    }
+  },
+
+  compute(s, data) {
+    const i = data.d_k.indexOf(s.d_k);
+    return {i, ...data.by_d_k[i]};
+  },
+
+  draw(ctx, s, r) {
+    const {hx, hy, by, data} = {...ctx, data: ctx.data};
+    const path = h => {  // a filled step histogram over the bin edges
+      let d = `M${hx(data.edges[0])},${hy(0)}`;
+      h.forEach((v, b) => { d += `L${hx(data.edges[b]).toFixed(1)},${hy(Math.min(v, 0.5)).toFixed(1)}L${hx(data.edges[b + 1]).toFixed(1)},${hy(Math.min(v, 0.5)).toFixed(1)}`; });
+      return d + `L${hx(data.edges[data.edges.length - 1])},${hy(0)}Z`;
+    };
+    ctx.histU.setAttribute("d", path(r.hist_unscaled));
+    ctx.histS.setAttribute("d", path(r.hist_scaled));
+    ctx.hTitle.textContent = `spread of the scores, dₖ = ${s.d_k}`;
+    ctx.std[0].textContent = `std of q·k: ${r.std_unscaled.toFixed(1)}  (√dₖ = ${Math.sqrt(s.d_k).toFixed(1)})`;
+    ctx.std[1].textContent = `std of q·k / √dₖ: ${r.std_scaled.toFixed(2)}`;
+    r.weights_unscaled.forEach((w, j) => {
+      const [u, sc] = ctx.bars[j];
+      u.setAttribute("y", by(w)); u.setAttribute("height", by(0) - by(w));
+      const ws = r.weights_scaled[j];
+      sc.setAttribute("y", by(ws)); sc.setAttribute("height", by(0) - by(ws));
+    });
+    const topU = Math.max(...r.weights_unscaled), topS = Math.max(...r.weights_scaled);
+    ctx.wTitle.textContent = `a typical query: top weight ${topU.toFixed(2)} unscaled, ${topS.toFixed(2)} scaled`;
+    const i = r.i, c = data;
+    ctx.vl[0].setAttribute("x1", ctx.lx(i)); ctx.vl[0].setAttribute("x2", ctx.lx(i));
+    ctx.vl[1].setAttribute("x1", ctx.rx(i)); ctx.vl[1].setAttribute("x2", ctx.rx(i));
+    const pts = [[ctx.lx(i), ctx.my(c.max_weight_unscaled[i])], [ctx.lx(i), ctx.my(c.max_weight_scaled[i])],
+                 [ctx.rx(i), ctx.gy(Math.log10(c.grad_unscaled[i]))], [ctx.rx(i), ctx.gy(Math.log10(c.grad_scaled[i]))]];
+    pts.forEach(([x, y], k) => { ctx.marks[k].setAttribute("cx", x); ctx.marks[k].setAttribute("cy", y); });
+    for (const k of ["unscaled", "scaled"]) {
+      const [std, top, mean, grad] = ctx.cells[k];
+      setNum(std, r[`std_${k}`], 3);
+      setNum(top, k === "unscaled" ? topU : topS, 3);
+      setNum(mean, c[`max_weight_${k}`][i], 3);
+      grad.textContent = c[`grad_${k}`][i].toExponential(2);
+      grad.dataset.value = String(c[`grad_${k}`][i]);
+    }
+  },
+
+  describe(s, r, data) {
+    const i = r.i;
+    return `Width dₖ = ${s.d_k}. The unscaled scores q·k have standard deviation ${r.std_unscaled.toFixed(1)}, ` +
+      `the scaled ones ${r.std_scaled.toFixed(2)}. A typical query puts ${Math.max(...r.weights_unscaled).toFixed(2)} ` +
+      `of its weight on one key without the divisor and ${Math.max(...r.weights_scaled).toFixed(2)} with it. ` +
+      `The median gradient norm is ${data.grad_unscaled[i].toExponential(1)} unscaled and ${data.grad_scaled[i].toExponential(1)} scaled.`;
+  },
+};

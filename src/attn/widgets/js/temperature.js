@@ -1,0 +1,86 @@
+// The temperature explorer: one row of scores through softmax(x / τ), with the entropy against τ.
+const EXPLORER = {
+  build(ctx) {
+    const {svg: root, data} = ctx;
+    const T = data.x.length;
+    ctx.by = scale(0, 1.08, 250, 40);
+    const bw = 360 / T, bx = j => 60 + j * bw;
+    const g = svg("g", {}, root);
+    ctx.wTitle = panelTitle(g, 240, 18, "");
+    svg("line", {x1: 60, x2: 60, y1: ctx.by(0), y2: ctx.by(1.08), class: "attn-axis"}, g);
+    svg("line", {x1: 60, x2: 420, y1: ctx.by(0), y2: ctx.by(0), class: "attn-axis"}, g);
+    axis(g, ctx.by, [0, 0.25, 0.5, 0.75, 1], {x: false, at: 60});
+    svg("line", {x1: 60, x2: 420, y1: ctx.by(1 / T), y2: ctx.by(1 / T), class: "attn-grid", "stroke-dasharray": "3 3"}, g);
+    svg("text", {x: 64, y: ctx.by(1 / T) - 4, class: "attn-tick"}, g).textContent = "uniform 1/T";
+    const top = data.x.indexOf(Math.max(...data.x));
+    ctx.bars = data.x.map((_, j) => {
+      const rect = svg("rect", {x: bx(j) + bw * 0.15, width: bw * 0.7, fill: data.colour,
+                                stroke: j === top ? "currentColor" : "none", "stroke-width": 1.5}, g);
+      svg("text", {x: bx(j) + bw / 2, y: ctx.by(0) + 15, "text-anchor": "middle", class: "attn-tick"}, g).textContent = data.labels[j];
+      const text = T <= 12 ? svg("text", {x: bx(j) + bw / 2, "text-anchor": "middle", class: "attn-tick", "data-name": `w${j + 1}`}, g) : null;
+      return {rect, text};
+    });
+    svg("text", {x: 14, y: 145, class: "attn-tick", transform: "rotate(-90 14 145)", "text-anchor": "middle"}, g).textContent = "weight";
+
+    // right: entropy against log10 τ
+    const lo = Math.log10(data.taus[0]), hi = Math.log10(data.taus[data.taus.length - 1]);
+    const hx = scale(lo, hi, 520, 880), logT = Math.log(T), hy = scale(-0.08, logT * 1.1, 250, 40);
+    ctx.hx = hx; ctx.hy = hy;
+    const h = svg("g", {}, root);
+    ctx.hTitle = panelTitle(h, 700, 18, "");
+    svg("rect", {x: 520, y: 40, width: 360, height: 210, class: "attn-frame"}, h);
+    axis(h, hx, [-2, -1, 0, 1, 2].filter(t => t >= lo && t <= hi), {at: 250, fmtTick: t => String(Math.pow(10, t))});
+    axis(h, hy, [0, 0.5, 1, 1.5, 2, 2.5, 3].filter(t => t <= logT * 1.1), {x: false, at: 520});
+    for (const [v, label, anchor, x] of [[0, "0: one-hot", "end", 876], [logT, "log T: uniform", "start", 524]]) {
+      svg("line", {x1: 520, x2: 880, y1: hy(v), y2: hy(v), class: "attn-grid", "stroke-dasharray": "3 3"}, h);
+      svg("text", {x, y: hy(v) + (v ? 14 : -4), "text-anchor": anchor, class: "attn-tick"}, h).textContent = label;
+    }
+    for (const [label, tau] of data.marks) {
+      svg("line", {x1: hx(Math.log10(tau)), x2: hx(Math.log10(tau)), y1: 40, y2: 250, class: "attn-grid", "stroke-dasharray": "6 3"}, h);
+      svg("text", {x: hx(Math.log10(tau)) + 4, y: 60, class: "attn-tick"}, h).textContent = label;
+    }
+    svg("polyline", {points: data.taus.map((t, i) => `${hx(Math.log10(t)).toFixed(1)},${hy(data.entropy[i]).toFixed(1)}`).join(" "),
+                     class: "attn-curve", stroke: data.colour}, h);
+    svg("text", {x: 700, y: 285, "text-anchor": "middle", class: "attn-tick"}, h).textContent = "temperature τ (log scale)";
+    svg("text", {x: 488, y: 145, class: "attn-tick", transform: "rotate(-90 488 145)", "text-anchor": "middle"}, h).textContent = "entropy H (nats)";
+    ctx.marker = svg("circle", {r: 6, class: "attn-star"}, h);
+    const p = html("p", {class: "attn-out"}, ctx.numbers, "weights: ");
+    ctx.cells = data.x.map((_, j) => {
+      if (j) p.appendChild(document.createTextNode(", "));
+      p.appendChild(document.createTextNode(`${data.labels[j]} `));
+      return html("span", {"data-name": `w${j + 1}`}, p);
+    });
+    p.appendChild(document.createTextNode("; entropy H = "));
+    ctx.H = html("span", {"data-name": "H"}, p);
+    p.appendChild(document.createTextNode(" nats"));
+  },
+
+  compute(s, data) {
+    const w = softmax(data.x, s.tau);
+    return {w, H: entropy(w)};
+  },
+
+  draw(ctx, s, r) {
+    const T = r.w.length;
+    ctx.wTitle.textContent = `softmax(x / τ) at τ = ${s.tau.toPrecision(3)}`;
+    ctx.hTitle.textContent = `entropy ${r.H.toFixed(2)} nats (max log T = ${Math.log(T).toFixed(2)})`;
+    r.w.forEach((w, j) => {
+      const b = ctx.bars[j];
+      b.rect.setAttribute("y", ctx.by(w));
+      b.rect.setAttribute("height", Math.max(0, ctx.by(0) - ctx.by(w)));
+      if (b.text) { b.text.setAttribute("y", ctx.by(w) - 4); b.text.textContent = fmt(w, 2); }
+      setNum(ctx.cells[j], w, 3);
+    });
+    setNum(ctx.H, r.H, 3);
+    ctx.marker.setAttribute("cx", ctx.hx(Math.log10(s.tau)));
+    ctx.marker.setAttribute("cy", ctx.hy(r.H));
+  },
+
+  describe(s, r, data) {
+    const big = r.w.indexOf(Math.max(...r.w));
+    return `At temperature τ = ${s.tau.toPrecision(3)} the ${r.w.length} weights are ` +
+      r.w.map((w, j) => `${data.labels[j]} ${fmt(w, 2)}`).join(", ") +
+      `; the largest is ${data.labels[big]}. Their entropy is ${r.H.toFixed(2)} nats, between 0 (one-hot) and ` +
+      `log T = ${Math.log(r.w.length).toFixed(2)} (uniform).`;
+  },
+};

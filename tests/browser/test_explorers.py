@@ -1,0 +1,298 @@
+"""The live explorers on the built web page: no kernel, no network (issue 14).
+
+Each explorer page is opened in Debian's chromium; every control of every explorer is moved (the picture,
+the numbers and the text alternative must change), random states are sampled, and after every move each
+number the page shows (its exact value is in the element's ``data-value``) is compared with what ``attn``
+computes for the state the page reports (``data-state``), within 1e-12. Also: dragging and the keyboard,
+axe-core on each explorer in light and dark mode, and light/dark screenshots after two moves
+(``_build/screenshots/explorer-*.png``: look at them). The handler times the page records are kept for
+``bin/bench`` (benchmarks/explorers.py), not asserted.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from browsing import AXE, CHROMIUM, CHROMIUM_ARGS, PAGES, SCREENSHOTS
+
+EXPLORER_PAGES = {
+    "chapters/prop1-weighted-average.html": ["weighted_average"],
+    "chapters/prop2-three-projections.html": ["projections"],
+    "chapters/prop3-scaling.html": ["scaling", "temperature"],
+    "chapters/prop4-self-cross.html": ["wiring"],
+    "chapters/prop5-quadratic-cost.html": ["quadratic"],
+    "chapters/theory.html": ["temperature"],
+}
+MAX_PAGE_BYTES = 600 * 1024
+SAMPLES = 8  # random states per explorer, besides one move of every control
+BAD_IMPACTS = {"serious", "critical"}
+
+
+# -- what attn computes for a state the page reports ------------------------------------------
+def _explorer(name: str, data: dict):
+    if name == "weighted_average":
+        from attn.widgets.weighted_average import WeightedAverageExplorer
+        return WeightedAverageExplorer()
+    if name == "temperature":
+        from attn.widgets.temperature import TemperatureExplorer
+        return TemperatureExplorer(np.array(data["x"], dtype=float))
+    if name == "scaling":
+        from attn.widgets.scaling import ScalingExplorer
+        return ScalingExplorer()
+    if name == "wiring":
+        from attn.widgets.wiring import WiringExplorer
+        return WiringExplorer()
+    if name == "projections":
+        from attn.widgets.projections import ProjectionsExplorer
+        return ProjectionsExplorer()
+    return None  # quadratic: measured at build time, checked against its own data below
+
+
+def reference(name: str, explorer, state: dict, data: dict) -> dict[str, float]:
+    if name == "quadratic":  # the numbers are the build's measurements; T² and the matrix's size are not
+        i = data["T"].index(state["T"])
+        T = data["T"][i]
+        return {"T": T, "entries": T * T, "score_mib": T * T * 8 / 2**20, "ms": data["ms"][i],
+                "mib_full": data["mib_full"][i], "mib_blocked": data["mib_blocked"][i]}
+    explorer.set_live_state(state)
+    return explorer.live_values()
+
+
+# -- the browser side ---------------------------------------------------------------------------
+READ = """
+root => ({
+  state: JSON.parse(root.dataset.state),
+  numbers: Object.fromEntries([...root.querySelectorAll('[data-name][data-value]')]
+                                .map(e => [e.dataset.name, Number(e.dataset.value)])),
+  shown: Object.fromEntries([...root.querySelectorAll('[data-name][data-value]')]
+                               .filter(e => e.tagName !== 'rect').map(e => [e.dataset.name, e.textContent])),
+  picture: root.querySelector('svg').innerHTML,
+  caption: root.querySelector('figcaption').textContent,
+  handler_ms: Number(root.dataset.handlerMs || 'NaN'),
+})
+"""
+CONTROLS = """
+root => [...root.querySelectorAll('.attn-controls [data-name]')].map(e => ({
+  name: e.dataset.name, tag: e.tagName.toLowerCase(), value: e.value, disabled: e.disabled,
+  min: e.min, max: e.max, step: e.step, options: e.tagName === 'SELECT' ? e.options.length : 0,
+  label: (e.labels && e.labels[0]) ? e.labels[0].textContent : ''}))
+"""
+SET = """
+(root, [name, value]) => {
+  const e = root.querySelector(`.attn-controls [data-name="${name}"]`);
+  e.value = value;
+  e.dispatchEvent(new Event('input', {bubbles: true}));
+}
+"""
+
+
+def _new_value(c: dict, rng: random.Random) -> str:
+    if c["tag"] == "select":
+        return str((int(c["value"]) + 1 + rng.randrange(max(1, c["options"] - 1))) % c["options"])
+    lo, hi, step = float(c["min"]), float(c["max"]), float(c["step"])
+    n = int(round((hi - lo) / step))
+    current = int(round((float(c["value"]) - lo) / step))
+    k = rng.choice([k for k in range(n + 1) if k != current])
+    return repr(round(lo + k * step, 10))
+
+
+def _explore(page, root, name: str, shots: str) -> dict:
+    rng = random.Random(14)
+    data = root.evaluate("r => r.attnData")
+    explorer = _explorer(name, data)
+    out = {"moves": [], "compared": [], "keyboard": {}, "drag": None, "axe": {}, "handler_ms": []}
+
+    def check(label):
+        r = root.evaluate(READ)
+        ref = reference(name, explorer, r["state"], data)
+        out["compared"].append({"label": label, "state": r["state"], "numbers": r["numbers"], "shown": r["shown"],
+                                "reference": ref})
+        if math.isfinite(r["handler_ms"]):
+            out["handler_ms"].append(r["handler_ms"])
+        return r
+
+    before = check("initial")
+    # every control once, in order (the wiring before T_k, which it enables)
+    for c in root.evaluate(CONTROLS):
+        if c["disabled"]:
+            out["moves"].append({"control": c["name"], "disabled": True})
+            continue
+        root.evaluate(SET, [c["name"], _new_value(c, rng)])
+        after = check(f"move {c['name']}")
+        out["moves"].append({"control": c["name"], "label": c["label"], "state": after["state"] != before["state"],
+                             "picture": after["picture"] != before["picture"],
+                             "numbers": after["numbers"] != before["numbers"],
+                             "caption": after["caption"] != before["caption"]})
+        before = after
+    for k in range(SAMPLES):  # random states
+        controls = [c for c in root.evaluate(CONTROLS) if not c["disabled"]]
+        c = rng.choice(controls)
+        root.evaluate(SET, [c["name"], _new_value(c, rng)])
+        check(f"sample {k}")
+    _screens(page, root, shots)  # after every control and the samples have moved it
+    # keyboard: a slider (or the list) takes arrow keys
+    first = root.locator(".attn-controls [data-name]:not([disabled])").first
+    state0 = root.evaluate(READ)["state"]
+    first.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    if root.evaluate(READ)["state"] == state0:
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+    out["keyboard"]["control"] = root.evaluate(READ)["state"] != state0
+    check("keyboard control")
+    handles = root.locator(".attn-handle")
+    if handles.count():
+        state0 = root.evaluate(READ)["state"]
+        handles.nth(0).focus()
+        page.keyboard.press("ArrowUp")
+        out["keyboard"]["handle"] = root.evaluate(READ)["state"] != state0
+        check("keyboard handle")
+        # drag the last handle (the query on Prop 1) with the mouse
+        h = handles.nth(handles.count() - 1)
+        h.scroll_into_view_if_needed()
+        box = h.bounding_box()
+        state0 = root.evaluate(READ)["state"]
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2 - 25, box["y"] + box["height"] / 2 + 15, steps=4)
+        page.mouse.up()
+        out["drag"] = root.evaluate(READ)["state"] != state0
+        check("drag")
+    # accessibility of the explorer itself, light and dark
+    page.add_script_tag(path=str(AXE))
+    for mode in ("light", "dark"):
+        page.evaluate("m => { document.documentElement.dataset.theme = m; document.documentElement.dataset.mode = m; }", mode)
+        page.wait_for_timeout(200)
+        result = root.evaluate("r => axe.run(r, {resultTypes: ['violations'], preload: false})")
+        out["axe"][mode] = [{"id": v["id"], "impact": v["impact"], "help": v["help"],
+                             "nodes": [", ".join(map(str, n["target"])) for n in v["nodes"][:3]]}
+                            for v in result["violations"]]
+    page.evaluate("() => { document.documentElement.dataset.theme = 'light'; document.documentElement.dataset.mode = 'light'; }")
+    return out
+
+
+def _screens(page, root, shots: str):
+    for mode in ("light", "dark"):
+        page.evaluate("m => { document.documentElement.dataset.theme = m; document.documentElement.dataset.mode = m; }", mode)
+        page.wait_for_timeout(150)
+        root.scroll_into_view_if_needed()
+        root.screenshot(path=str(SCREENSHOTS / f"{shots}-{mode}.png"))
+    page.evaluate("() => { document.documentElement.dataset.theme = 'light'; document.documentElement.dataset.mode = 'light'; }")
+
+
+@pytest.fixture(scope="module")
+def explored(server, _fresh_screenshots) -> dict:
+    """page -> list (one per explorer) of what happened; visited once, in one chromium, network off."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    results = {}
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+        context.set_default_timeout(30_000)
+        for page_name, names in EXPLORER_PAGES.items():
+            page = context.new_page()
+            outside, errors = [], []
+            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(server) or r.request.url.startswith("data:")
+                       else (outside.append(r.request.url), r.abort())[1])
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(server + page_name, wait_until="load")
+            entry = {"explorers": [], "outside": outside, "errors": errors}
+            try:
+                page.wait_for_function(f"() => document.querySelectorAll('.attn-explorer').length >= {len(names)}",
+                                       timeout=60_000)
+                roots = page.locator(".attn-explorer")
+                entry["count"] = roots.count()
+                for k, name in enumerate(names):
+                    shots = "explorer-" + page_name.split("/")[-1].removesuffix(".html") + f"-{k}"
+                    entry["explorers"].append({"name": name, **_explore(page, roots.nth(k), name, shots)})
+            except Exception as exc:  # noqa: BLE001 - reported by every test of the page
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+            results[page_name] = entry
+            page.close()
+        browser.close()
+    out = SCREENSHOTS / "explorer-timings.json"  # handler times seen by the suite (bin/bench measures them properly)
+    out.write_text(json.dumps({p: [{"name": e["name"], "handler_ms": e["handler_ms"]} for e in r["explorers"]]
+                               for p, r in results.items()}, indent=1))
+    return results
+
+
+def _page(explored, page_name):
+    r = explored[page_name]
+    if "error" in r:
+        pytest.fail(f"{page_name}: {r['error']}", pytrace=False)
+    assert not r["outside"], f"{page_name}: requests outside the book: {r['outside']}"
+    assert not r["errors"], f"{page_name}: JavaScript errors: {r['errors']}"
+    assert r["count"] == len(EXPLORER_PAGES[page_name]), f"{page_name}: {r['count']} explorers drawn"
+    return r["explorers"]
+
+
+@pytest.mark.parametrize("page_name", EXPLORER_PAGES)
+def test_every_control_changes_the_picture_and_numbers(explored, page_name):
+    for e in _page(explored, page_name):
+        moved = [m for m in e["moves"] if not m.get("disabled")]
+        assert moved, f"{page_name} {e['name']}: no control could be moved"
+        for m in moved:
+            assert m["state"], f"{page_name} {e['name']}: moving {m['control']} did not change the state"
+            if e["name"] == "weighted_average" and m["control"] == "key":
+                continue  # picks which key the kₓ, k_y sliders edit: the picture stays, the sliders load the key
+            assert m["picture"], f"{page_name} {e['name']}: moving {m['control']} did not change the picture"
+            assert m["caption"], f"{page_name} {e['name']}: moving {m['control']} left the text alternative as it was"
+            assert m["numbers"], f"{page_name} {e['name']}: moving {m['control']} did not change the numbers"
+            assert m["label"].strip(), f"{page_name} {e['name']}: control {m['control']} has no label"
+
+
+@pytest.mark.parametrize("page_name", EXPLORER_PAGES)
+def test_numbers_on_the_page_equal_attn(explored, page_name):
+    for e in _page(explored, page_name):
+        assert len(e["compared"]) >= SAMPLES + 2
+        for c in e["compared"]:
+            page_numbers, ref = c["numbers"], c["reference"]
+            assert page_numbers, f"{page_name} {e['name']}: no numbers on the page ({c['label']})"
+            missing = set(page_numbers) - set(ref)
+            assert not missing, f"{page_name} {e['name']}: numbers attn does not check: {sorted(missing)}"
+            for key, value in page_numbers.items():
+                assert abs(value - ref[key]) <= 1e-12 * max(1.0, abs(ref[key])), (
+                    f"{page_name} {e['name']} {c['label']}: {key} = {value!r} on the page, {ref[key]!r} from attn "
+                    f"(state {c['state']})")
+            for key, text in c["shown"].items():  # the rounded figure the reader sees is that number, rounded
+                decimals = len(text.split(".")[1]) if "." in text and "e" not in text else None
+                if decimals is not None:
+                    assert abs(float(text) - ref[key]) <= 0.5 * 10**-decimals + 1e-12, (
+                        f"{page_name} {e['name']}: {key} shows {text}, attn gives {ref[key]!r}")
+
+
+@pytest.mark.parametrize("page_name", EXPLORER_PAGES)
+def test_keyboard_and_dragging(explored, page_name):
+    for e in _page(explored, page_name):
+        assert e["keyboard"]["control"], f"{page_name} {e['name']}: arrow keys on a focused control changed nothing"
+        if "handle" in e["keyboard"]:
+            assert e["keyboard"]["handle"], f"{page_name} {e['name']}: arrow keys on a focused arrow tip changed nothing"
+            assert e["drag"], f"{page_name} {e['name']}: dragging an arrow tip changed nothing"
+    if page_name == "chapters/prop1-weighted-average.html":
+        assert "handle" in _page(explored, page_name)[0]["keyboard"], "Prop 1: the query and keys cannot be dragged"
+
+
+@pytest.mark.parametrize("page_name", EXPLORER_PAGES)
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_explorers_pass_axe(explored, page_name, mode):
+    for e in _page(explored, page_name):
+        bad = [v for v in e["axe"][mode] if v["impact"] in BAD_IMPACTS]
+        assert not bad, f"{page_name} {e['name']} ({mode}): axe-core found:\n" + "\n".join(
+            f"  [{v['impact']}] {v['id']}: {v['help']} at {v['nodes']}" for v in bad)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_weight(book_html, name):
+    path = Path(book_html) / name
+    if not path.exists():
+        pytest.skip(f"{name} not built")
+    size = path.stat().st_size
+    assert size <= MAX_PAGE_BYTES, f"{name}: {size / 1024:.0f} KB of HTML, more than {MAX_PAGE_BYTES // 1024} KB"
