@@ -1,23 +1,29 @@
-"""The teachers' grader (attn.grading.batch): sample submissions give the expected CSV; blank and solved notebooks.
+"""The teachers' grader (attn.grading.batch): every sample, attack and limit in tests/data/submissions gets the
+expected row, in one sandboxed run with two jobs; side effects checked after it; resume; Dask; blank and solved.
 
-Kept fast: a 3 s cell limit and one kernel per notebook (7 sample notebooks, one blank, one solved).
+Kept to a few minutes: a 3 s cell limit, a 20 s notebook cap and --jobs 2 (about 30 notebooks).
 """
 import csv
 import json
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import pytest
 
+import attn
 from attn.grading import batch, learner
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSIONS = ROOT / "tests" / "data" / "submissions"
 EXPECTED = ROOT / "tests" / "data" / "submissions-expected.csv"
-COMPARED = ["learner", "file", "item", "status", "parts_correct", "parts_total", "mistakes"]
+COMPARED = ["learner", "claimed", "file", "item", "status", "parts_correct", "parts_total", "mistakes", "flags"]
 EXERCISES = [f"E{i:02d}" for i in range(1, 11)]
 
 
@@ -47,8 +53,7 @@ def test_the_learner_is_the_stem_the_folder_or_the_metadata(tmp_path):
     assert batch.learner_of(p, nb) == "e01"
     assert batch.learner_of(p, nb, "parent") == "bob"
     nb.metadata["attn"] = {"learner": "Robert"}
-    assert batch.learner_of(p, nb, "parent") == "Robert"
-    assert batch.learner_of(SUBMISSIONS / "right.md", batch.read_notebook(SUBMISSIONS / "right.md")) == "alice"
+    assert batch.learner_of(p, nb, "parent") == "bob"  # a notebook's claim never decides its row
 
 
 @pytest.mark.parametrize("name, status", [("notes.txt", "not a notebook"), ("empty.md", "empty"),
@@ -58,30 +63,130 @@ def test_bad_files_get_a_row_saying_so(name, status):
     assert [r["status"] for r in rows] == [status] and rows[0]["message"]
 
 
-# ----------------------------------------------------------------------------- the command line on the samples
+# ----------------------------------------------------------------------------- the command line on every sample
+def _tree(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _evil_processes() -> list[str]:
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes()
+            uid = int(next(line.split()[1] for line in (d / "status").read_text().splitlines()
+                           if line.startswith("Uid:")))
+        except (OSError, StopIteration, ValueError):
+            continue
+        if b"attn-evil" in cmd or uid >= 200_000:  # the sandboxes' own user ids (as root) start at 200000
+            found.append(cmd.replace(b"\0", b" ").decode(errors="replace")[:120])
+    return found
+
+
+def _guarded() -> dict:
+    """Files a submission must not change: the attn package, the venv's site-packages .pth files, IPython startup."""
+    import site
+
+    paths = [p for p in (ROOT / "src" / "attn").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    for d in site.getsitepackages():
+        paths += list(Path(d).glob("*.pth"))
+    paths += list((Path.home() / ".ipython").rglob("startup/*"))
+    return {str(p): p.read_bytes() for p in paths}
+
+
 @pytest.fixture(scope="module")
 def sample_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("grades") / "grades"
+    folder = tmp_path_factory.mktemp("class") / "submissions"
+    shutil.copytree(SUBMISSIONS, folder)
+    before, guarded = _tree(folder), _guarded()
+    out = folder / "grades"  # in the graded folder itself: a second run must not grade these files
     proc = subprocess.run(
-        [sys.executable, "-m", "attn.grading.batch", str(SUBMISSIONS), "-o", str(out), "--cell-timeout", "3",
-         "--grade-timeout", "60"], capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "attn.grading.batch", str(folder), "-o", str(out), "--cell-timeout", "3",
+         "--notebook-timeout", "20", "--grade-timeout", "60", "--jobs", "2"], capture_output=True, text=True,
+        timeout=900)
     assert proc.returncode == 0, proc.stderr
-    return out, proc
+    csv_text = out.with_suffix(".csv").read_bytes()
+    time.sleep(3)  # a daemon left behind would rewrite grades.csv now
+    return {"out": out, "proc": proc, "folder": folder, "before": before, "guarded": guarded, "csv": csv_text}
 
 
-def test_the_cli_gives_the_expected_csv(sample_report):
-    out, proc = sample_report
-    got = [{k: (Path(r[k]).name if k == "file" else r[k]) for k in COMPARED}
-           for r in csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8"))]
+def _rows(out: Path) -> list[dict]:
+    return [{k: (str(Path(r["file"]).relative_to(out.parent)) if k == "file" else r[k]) for k in COMPARED}
+            for r in csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8"))]
+
+
+def test_every_sample_attack_and_limit_gets_its_expected_row(sample_report):
+    got = _rows(sample_report["out"])
     want = list(csv.DictReader(open(EXPECTED, encoding="utf-8")))
     key = lambda r: (r["file"], r["item"])  # noqa: E731
     assert sorted(got, key=key) == sorted(want, key=key)
-    assert "grading" in proc.stderr and "wrote" in proc.stderr  # the tqdm bar and the summary
+    assert "grading" in sample_report["proc"].stderr and "wrote" in sample_report["proc"].stderr
+
+
+def test_wrong_answers_stay_wrong_whatever_the_notebook_does_to_the_grader(sample_report):
+    rows = {r["file"]: r for r in _rows(sample_report["out"])}
+    for attack in ("allclose", "display", "transformer", "startup-pth", "write-src"):
+        r = rows[f"attacks/{attack}.md"]
+        assert (r["item"], r["status"], r["parts_correct"]) == ("B01", "not yet", "0"), attack
+    for attack in ("argv", "copy-blank", "daemon"):  # right only if they saw the grader or another learner
+        assert rows[f"attacks/{attack}.md"]["status"] == "not yet", attack
+    assert rows["attacks/leftover.md"]["parts_correct"] == "1"  # its own answers are still graded
+
+
+def test_no_file_outside_the_sandbox_changed_and_nothing_is_left_running(sample_report):
+    folder = sample_report["folder"]
+    after = _tree(folder)
+    outputs = {"grades.csv", "grades.json", "grades.html", "grades.journal.jsonl"}
+    assert {k: v for k, v in after.items() if k not in outputs} == sample_report["before"]  # alice.md not blanked
+    assert _guarded() == sample_report["guarded"]  # attn, .pth files, IPython startup files untouched
+    assert sample_report["out"].with_suffix(".csv").read_bytes() == sample_report["csv"]  # no daemon rewrote it
+    assert _evil_processes() == []
+
+
+def test_the_limits_keep_the_run_going(sample_report):
+    report = json.loads(sample_report["out"].with_suffix(".json").read_text(encoding="utf-8"))
+    rows = {(str(Path(r["file"]).relative_to(sample_report["folder"])), r["item"]): r for r in report["rows"]}
+    ignores = rows[("limits/ignores-interrupt.md", "E08")]  # killed, restarted; answers before and after graded
+    assert ignores["status"] == "correct" and "cell 3" in ignores["message"] and "ignored the interrupt" in ignores["message"]
+    keyboard = rows[("limits/keyboard-interrupt.md", "E08")]
+    assert [n["error"] for n in keyboard["notes"]] == ["KeyboardInterrupt"]  # raised, not a timeout
+    assert "OutputCapped" in rows[("limits/print-flood.md", "E08")]["message"]
+    slow = rows[("limits/slow.md", "E08")]
+    assert slow["status"] == "correct" and "WallClock" in slow["message"]
+    assert rows[("limits/swallows-alarm.md", "E01")]["mistakes"] == "timeout"
+    assert rows[("limits/swallows-alarm.md", "E09")]["status"] == "correct"  # only its own part lost
+    dies = rows[("kernel-dies.md", "E10")]
+    assert dies["detail"][0]["status"] == "correct" and "KernelRestart" in dies["message"]  # cause, set before
+
+
+def test_rows_a_teacher_can_rely_on(sample_report):
+    out = sample_report["out"]
+    raw = list(csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8")))
+    formula = next(r for r in raw if r["file"].endswith("formula.md"))
+    assert formula["claimed"].startswith("'=")  # neutralised for spreadsheets
+    for r in raw:
+        for v in r.values():
+            assert not v.startswith(("=", "+", "-", "@", "\t", "\r")), v
+    rows = {r["file"]: r for r in _rows(out)}
+    assert rows["rows/mallory.md"]["learner"] == "mallory" and rows["rows/mallory.md"]["claimed"] == "bob"
+    assert "claims_other_learner" in rows["rows/mallory.md"]["flags"]
+    nfd = next(r for f, r in rows.items() if f.startswith("rows/caf"))
+    assert nfd["learner"] == "caf\u00e9" and "claims_other_learner" not in nfd["flags"]  # NFC: one learner
+    assert "reads_expected" in rows["rows/reads-expected.md"]["flags"]
+    assert "duplicate" in rows["rows/alice/alice.md"]["flags"] and "duplicate" in rows["alice.md"]["flags"]
+    html_report = out.with_suffix(".html").read_text(encoding="utf-8")
+    assert "<img alt=" in html_report and "data:image/png;base64," in html_report and "E08" in html_report
+
+
+def test_a_second_run_in_the_same_folder_does_not_grade_its_own_output(sample_report):
+    folder = sample_report["folder"]
+    files = [p.name for p, _ in batch._expand([folder], folder / "other-stem")]
+    assert not any(n.startswith("grades") for n in files)
 
 
 def test_the_json_report_holds_every_parts_feedback(sample_report):
-    out, _ = sample_report
-    report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    report = json.loads(sample_report["out"].with_suffix(".json").read_text(encoding="utf-8"))
     assert report["format"] == "attn-grades" and report["options"]["cell_timeout"] == 3.0
     rows = {(Path(r["file"]).name, r["item"]): r for r in report["rows"]}
     e01 = rows[("junk.ipynb", "E01")]["detail"][0]
@@ -90,11 +195,101 @@ def test_the_json_report_holds_every_parts_feedback(sample_report):
     assert "did not return within" in loop["detail"][0]["message"]
     assert any("time limit" in n["error"] for n in loop["notes"])
     assert rows[("loop.md", "E02")]["status"] == "correct"  # cells after the endless loop still ran
-    assert "died" in rows[("kernel-dies.md", "E10")]["message"]
     assert "ZeroDivisionError" in rows[("crashing-cell.md", "E06")]["message"]
-    assert "raised NameError" in rows[("junk.ipynb", "E07")]["message"]
+    assert "NameError" in rows[("junk.ipynb", "E07")]["message"]
     for r in report["rows"]:  # messages never show an expected array
         assert "[[" not in r["message"]
+
+
+# ----------------------------------------------------------------------------- hostile hand-over data
+def test_the_hand_over_is_read_as_data_never_as_objects():
+    from attn.grading.runner import collect
+
+    assert collect.parse('ATTNx{"values": {}}\n', "ATTNy") is None  # another nonce: ignored
+    assert collect.parse("ATTNx{not json", "ATTNx") is None
+    bad = collect.decode({"$": "array", "dtype": "|O", "shape": [1], "data": ["__import__('os')"]})
+    assert isinstance(bad, collect.Opaque)
+    assert isinstance(collect.decode({"$": "array", "dtype": "<f8", "shape": [2, 2], "data": [1, 2]}), collect.Opaque)
+    arr = collect.decode({"$": "array", "dtype": "<f4", "shape": [2], "data": [0.5, float("nan")]})
+    assert arr.dtype == np.float32 and arr[0] == 0.5 and np.isnan(arr[1])
+
+
+def test_a_short_hand_over_never_passes_the_missing_tests():
+    from attn.grading import get_item
+    from attn.grading.runner import collect
+
+    item = get_item("E01")
+    cases = item.cases("softmax")
+    first = collect.encode(np.asarray(attn.softmax(*cases[0])))  # the right output for the first case only
+    data = {"values": {"softmax": {"$": "function", "name": "softmax", "stub": False}},
+            "functions": {"softmax": [{"value": first}]}}
+    verdict = collect.judge_items({"E01": None}, data)["E01"]["parts"][0]
+    assert verdict["status"] == "not yet" and f"test 2 of {len(cases)}" in verdict["message"]
+
+
+def test_csv_cells_are_neutralised():
+    from attn.grading.runner.rows import neutralise
+
+    for s in ("=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx"):
+        assert neutralise(s) == "'" + s
+    assert neutralise("alice") == "alice" and neutralise(-1) == -1 and neutralise(0.5) == 0.5
+
+
+def test_no_sandbox_means_a_refusal_unless_asked(tmp_path, monkeypatch, capsys):
+    from attn.grading.runner import sandbox
+
+    monkeypatch.setattr(sandbox, "_which", lambda name: None)
+    assert batch.main([str(SUBMISSIONS / "empty.md"), "-o", str(tmp_path / "g"), "-q"]) == 3
+    assert "--no-sandbox" in capsys.readouterr().err
+    assert batch.main([str(SUBMISSIONS / "empty.md"), "-o", str(tmp_path / "g"), "-q", "--no-sandbox"]) == 0
+
+
+# ----------------------------------------------------------------------------- resume, Dask
+QUICK = ["rows/mallory.md", "rows/UPPER.MD", "limits/keyboard-interrupt.md", "rows/reads-expected.md"]
+
+
+def _quick_class(tmp_path) -> Path:
+    folder = tmp_path / "class"
+    for f in QUICK:
+        (folder / Path(f).name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SUBMISSIONS / f, folder / Path(f).name)
+    return folder
+
+
+def _cli(*args):
+    return [sys.executable, "-m", "attn.grading.batch", *map(str, args), "--cell-timeout", "10", "-q"]
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(tmp_path):
+    folder = _quick_class(tmp_path)
+    out = tmp_path / "grades"
+    proc = subprocess.Popen(_cli(folder, "-o", out, "--jobs", "1"))
+    journal = tmp_path / "grades.journal.jsonl"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 1):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(120) == 130
+    first = journal.read_text().count("\n")
+    assert 1 <= first < len(QUICK)
+    assert len(list(csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8")))) == first  # rows kept
+    assert subprocess.run(_cli(folder, "-o", out, "--jobs", "1"), timeout=300).returncode == 0
+    assert journal.read_text().count("\n") == len(QUICK)  # the first files were not graded again
+    fresh = tmp_path / "fresh"
+    assert subprocess.run(_cli(folder, "-o", fresh, "--jobs", "2"), timeout=300).returncode == 0
+    strip = lambda p: sorted(tuple(r.values()) for r in csv.DictReader(open(p, encoding="utf-8")))  # noqa: E731
+    assert strip(out.with_suffix(".csv")) == strip(fresh.with_suffix(".csv"))
+
+
+def test_a_local_dask_cluster_gives_the_same_rows_as_one_job(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    folder = _quick_class(tmp_path)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert subprocess.run(_cli(folder, "-o", tmp_path / "dask", "--scheduler", cluster.scheduler_address),
+                              timeout=300).returncode == 0
+    assert subprocess.run(_cli(folder, "-o", tmp_path / "one", "--jobs", "1"), timeout=300).returncode == 0
+    strip = lambda p: sorted(tuple(r.values()) for r in csv.DictReader(open(p, encoding="utf-8")))  # noqa: E731
+    assert strip(tmp_path / "dask.csv") == strip(tmp_path / "one.csv")
 
 
 def _joined(pages) -> Path:
