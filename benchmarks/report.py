@@ -136,6 +136,12 @@ def book_lines(b: dict, markdown: bool) -> list[str]:
     return out + ["", f"Clean build under {b['goal_clean_s']:.0f} s: {_yes(b['clean_met'])}."]
 
 
+def _grading_lines(res: dict, markdown: bool) -> list[str]:
+    from .grading import lines
+
+    return lines(res, markdown)
+
+
 def render(results: dict, markdown: bool = False) -> str:
     h = (lambda t: f"## {t}") if markdown else (lambda t: f"\n== {t} ==")
     out = ["# attn benchmarks" if markdown else "attn benchmarks", ""]
@@ -143,7 +149,8 @@ def render(results: dict, markdown: bool = False) -> str:
     sections = [("kernel", "Naive vs blocked attention (d_k = d_v = 64, float32)", kernel_lines),
                 ("startup", "Start-up", startup_lines),
                 ("widgets", "Widget updates (Agg: one blitted render per move, against a new figure per move)", widget_lines),
-                ("book", "Book build", book_lines)]
+                ("book", "Book build", book_lines),
+                ("grading", "Grading a class (attn-grade)", _grading_lines)]
     for key, title, fn in sections:
         if key in results:
             out += ["", h(title), ""] + fn(results[key], markdown)

@@ -174,7 +174,9 @@ def test_rows_a_teacher_can_rely_on(sample_report):
     nfd = next(r for f, r in rows.items() if f.startswith("rows/caf"))
     assert nfd["learner"] == "caf\u00e9" and "claims_other_learner" not in nfd["flags"]  # NFC: one learner
     assert "reads_expected" in rows["rows/reads-expected.md"]["flags"]
-    assert "duplicate" in rows["rows/alice/alice.md"]["flags"] and "duplicate" in rows["alice.md"]["flags"]
+    by_item = {(r["file"], r["item"]): r for r in _rows(out)}
+    assert "duplicate" in by_item[("rows/alice/alice.md", "E08")]["flags"]
+    assert "duplicate" in by_item[("alice.md", "E08")]["flags"] and "duplicate" not in by_item[("alice.md", "B01")]["flags"]
     html_report = out.with_suffix(".html").read_text(encoding="utf-8")
     assert "<img alt=" in html_report and "data:image/png;base64," in html_report and "E08" in html_report
 
