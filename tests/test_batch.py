@@ -5,6 +5,7 @@ Kept to a few minutes: a 3 s cell limit, a 20 s notebook cap and --jobs 2 (about
 """
 import csv
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -262,66 +263,71 @@ def _cli(*args):
     return [sys.executable, "-m", "attn.grading.batch", *map(str, args), "--cell-timeout", "10", "-q"]
 
 
-def test_an_interrupted_run_resumes_where_it_stopped(tmp_path):
-    folder = _quick_class(tmp_path)
-    out = tmp_path / "grades"
+def _csv_rows(path: Path) -> list:
+    return sorted(tuple((k, v) for k, v in r.items() if k != "file") for r in csv.DictReader(open(path, encoding="utf-8")))
+
+
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory):
+    """A --jobs 1 run interrupted (SIGINT, as Ctrl-C) after its first file, then the same command again."""
+    tmp = tmp_path_factory.mktemp("resume")
+    folder = _quick_class(tmp)
+    out = tmp / "grades"
     proc = subprocess.Popen(_cli(folder, "-o", out, "--jobs", "1"))
-    journal = tmp_path / "grades.journal.jsonl"
+    journal = tmp / "grades.journal.jsonl"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 1):
-        time.sleep(0.2)
+        time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(120) == 130
+    code = proc.wait(120)
     first = journal.read_text().count("\n")
-    assert 1 <= first < len(QUICK)
-    assert len(list(csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8")))) == first  # rows kept
-    assert subprocess.run(_cli(folder, "-o", out, "--jobs", "1"), timeout=300).returncode == 0
-    assert journal.read_text().count("\n") == len(QUICK)  # the first files were not graded again
-    fresh = tmp_path / "fresh"
-    assert subprocess.run(_cli(folder, "-o", fresh, "--jobs", "2"), timeout=300).returncode == 0
-    strip = lambda p: sorted(tuple(r.values()) for r in csv.DictReader(open(p, encoding="utf-8")))  # noqa: E731
-    assert strip(out.with_suffix(".csv")) == strip(fresh.with_suffix(".csv"))
+    rows_then = len(list(csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8"))))
+    again = subprocess.run(_cli(folder, "-o", out, "--jobs", "1"), timeout=300).returncode
+    return {"code": code, "first": first, "rows_then": rows_then, "again": again, "folder": folder, "out": out,
+            "journal": journal}
 
 
-def test_a_local_dask_cluster_gives_the_same_rows_as_one_job(tmp_path):
+def test_an_interrupted_run_resumes_where_it_stopped(resumed_run):
+    r = resumed_run
+    assert r["code"] == 130 and 1 <= r["first"] < len(QUICK)
+    assert r["rows_then"] == r["first"]  # the rows of the files graded before Ctrl-C are in grades.csv
+    assert r["again"] == 0
+    assert r["journal"].read_text().count("\n") == len(QUICK)  # the first files were not graded again
+    want = [dict(w) for w in csv.DictReader(open(EXPECTED, encoding="utf-8")) if w["file"] in QUICK]
+    got = [{k: (str(Path(g["file"]).name) if k == "file" else g[k]) for k in COMPARED}
+           for g in csv.DictReader(open(r["out"].with_suffix(".csv"), encoding="utf-8"))]
+    key = lambda x: x["learner"]  # noqa: E731
+    assert sorted(got, key=key) == sorted(({**w, "file": Path(w["file"]).name} for w in want), key=key)
+
+
+def test_a_local_dask_cluster_gives_the_same_rows_as_one_job(resumed_run, tmp_path):
     distributed = pytest.importorskip("distributed")
-    folder = _quick_class(tmp_path)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        assert subprocess.run(_cli(folder, "-o", tmp_path / "dask", "--scheduler", cluster.scheduler_address),
-                              timeout=300).returncode == 0
-    assert subprocess.run(_cli(folder, "-o", tmp_path / "one", "--jobs", "1"), timeout=300).returncode == 0
-    strip = lambda p: sorted(tuple(r.values()) for r in csv.DictReader(open(p, encoding="utf-8")))  # noqa: E731
-    assert strip(tmp_path / "dask.csv") == strip(tmp_path / "one.csv")
+        assert subprocess.run(_cli(resumed_run["folder"], "-o", tmp_path / "dask", "--scheduler",
+                                   cluster.scheduler_address), timeout=300).returncode == 0
+    assert _csv_rows(tmp_path / "dask.csv") == _csv_rows(resumed_run["out"].with_suffix(".csv"))
 
 
-def _joined(pages) -> Path:
-    """One notebook made of several pages (one kernel for all of them)."""
-    cells = []
-    for p in pages:
-        cells += jupytext.read(p).cells
-    return nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
-                                                                          "display_name": "Python 3"}})
-
-
-def test_blank_learner_notebooks_are_not_tried_for_every_item(tmp_path):
-    pages = [learner.copy_path(p, ROOT) for p in learner.pages(ROOT) if p.name.startswith("e")]
-    assert len(pages) == 10
-    path = tmp_path / "blank.ipynb"
-    nbformat.write(_joined(pages), path)
-    rows = batch.grade_file(path, cell_timeout=30)
-    assert {r["item"]: r["status"] for r in rows} == {i: "not tried" for i in EXERCISES}
-
-
-def test_solved_notebooks_get_full_marks(tmp_path):
-    pages = [p for p in learner.pages(ROOT) if p.name.startswith("e")]  # the book pages, solutions included
-    path = tmp_path / "solved.ipynb"
-    nbformat.write(_joined(pages), path)
-    rows = batch.grade_file(path, cell_timeout=60)
-    assert {r["item"]: (r["status"], r["score"]) for r in rows} == {i: ("correct", 1.0) for i in EXERCISES}
-
-
-def test_the_console_script_is_declared():
-    import tomllib
-
-    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    assert scripts["attn-grade"] == "attn.grading.batch:main"
+def test_the_problem_and_variant_learner_copies_filled_in_are_graded(tmp_path):
+    """B01-B05 and V01-V04 as a learner gets them, each answer filled in; a variant's seed is a variable (5 here),
+    read back from the Variant object the notebook made: a wrong seed would give wrong answers."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    want = {}
+    for page in learner.pages(ROOT):
+        if page.name[0] not in "bv":
+            continue
+        copy = learner.copy_path(page, ROOT)
+        text = copy.read_text(encoding="utf-8")
+        item = "V" + page.name[1:3] if page.name[0] == "v" else "B" + page.name[1:3]
+        seed = "seed" if item[0] == "V" else ""
+        text = re.sub(r"^seed = 0\b", "seed = 5", text, flags=re.M)
+        text = re.sub(r"^(\w+) = \.\.\.", lambda m: f"{m[1]} = __import__('attn.grading', fromlist=['x'])"
+                      f".get_item({item!r}).expected({seed})[{m[1]!r}]", text, flags=re.M)
+        (folder / copy.name).write_text(text, encoding="utf-8")
+        want[item] = ("correct", "reads_expected", 5 if seed else None)
+    assert len(want) == 9
+    out = tmp_path / "grades"
+    assert subprocess.run(_cli(folder, "-o", out, "--jobs", "2"), timeout=600).returncode == 0
+    report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert {r["item"]: (r["status"], r["flags"], r["seed"]) for r in report["rows"]} == want

@@ -107,7 +107,8 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
                               "(not kept)", "names": []})
             i += 1
         if crash is None:
-            r = kernel.execute(collect.cell_source(req), grade_timeout, keep_stdout=True)
+            r = kernel.execute(collect.cell_source(req), grade_timeout, keep_stdout=True,
+                               keep_limit=collect.LIMITS["total"] + 2**16)
             data = collect.parse(r.stdout, req["nonce"])
             if data is None:
                 crash = ("the kernel died while handing the answers over" if r.status in ("killed", "dead")

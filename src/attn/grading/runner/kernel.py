@@ -121,7 +121,8 @@ class Kernel:
         msg = self.kc.session.msg("interrupt_request", content={})
         self.kc.control_channel.send(msg)
 
-    def execute(self, code: str, timeout: float, keep_stdout: bool = False, grace: float = 3.0) -> CellResult:
+    def execute(self, code: str, timeout: float, keep_stdout: bool = False, grace: float = 3.0,
+                keep_limit: int = OUTPUT_CAP) -> CellResult:
         """Run one cell; interrupt it at ``timeout`` seconds, kill the kernel ``grace`` seconds later."""
         kc = self.kc
         msg_id = kc.execute(code, silent=False, store_history=False, allow_stdin=False, stop_on_error=False)
@@ -158,8 +159,8 @@ class Kernel:
             if t == "stream":
                 text = c.get("text", "")
                 res.printed += len(text)
-                if keep_stdout and c.get("name") == "stdout" and kept < OUTPUT_CAP:
-                    out.append(text[: OUTPUT_CAP - kept])
+                if keep_stdout and c.get("name") == "stdout" and kept < keep_limit:
+                    out.append(text[: keep_limit - kept])
                     kept += len(out[-1])
                 if res.printed > OUTPUT_CAP:
                     res.capped = True
