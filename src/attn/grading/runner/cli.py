@@ -21,6 +21,7 @@ from .rows import Journal, flag_duplicates, make_row, write_csv, write_json
 from .sandbox import Limits, NoSandbox, check_available
 
 OUTPUT_SUFFIXES = (".csv", ".json", ".html", ".journal.jsonl")
+HIDDEN = "[hidden] "
 
 
 def usable_cores() -> int:
@@ -46,14 +47,16 @@ def _own_output(path: Path) -> bool:
 
 
 def expand(paths, stem: Path | None = None) -> list[tuple[Path, str]]:
-    """``(path, shown name)`` of every file to grade; hidden files are kept (they get a row), outputs are not."""
+    """``(path, shown name)`` of every file to grade; outputs are left out; hidden files (a name starting with
+    ``.`` inside a given folder) are kept, their shown name marked ``[hidden] ``, and get a row saying so."""
     skip = {p.resolve() for p in outputs(stem)} if stem is not None else set()
     files = []
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.rglob("*")):
                 if f.is_file() and f.resolve() not in skip and not f.name.endswith(".tmp") and not _own_output(f):
-                    files.append((f, str(f)))
+                    hidden = any(part.startswith(".") for part in f.relative_to(p).parts)
+                    files.append((f, HIDDEN + str(f) if hidden else str(f)))
         elif p.resolve() not in skip:
             files.append((p, str(p)))
     return files

@@ -128,8 +128,9 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
     path = Path(path)
     file = display_name or str(path)
     learner = own_name(path, learner_from)
-    if any(p.startswith(".") for p in Path(file).parts if p not in (".", "..")):
-        return [make_row(learner, file, status="skipped", message="hidden file: not graded (rename it to grade it)")]
+    if file.startswith("[hidden] "):  # a hidden file inside a folder given to the grader (cli.expand)
+        return [make_row(learner, file[len("[hidden] "):], status="skipped",
+                         message="hidden file: not graded (rename it, or name it on the command line, to grade it)")]
     try:
         nb, read_notes = read_notebook(path)
     except NotNotebook as exc:
