@@ -153,6 +153,8 @@ def test_the_limits_keep_the_run_going(sample_report):
     keyboard = rows[("limits/keyboard-interrupt.md", "E08")]
     assert [n["error"] for n in keyboard["notes"]] == ["KeyboardInterrupt"]  # raised, not a timeout
     assert "OutputCapped" in rows[("limits/print-flood.md", "E08")]["message"]
+    resources = rows[("limits/resources.md", "E08")]  # memory and file-size limits: errors in those cells only
+    assert [n["error"].split(":")[0] for n in resources["notes"]] == ["MemoryError", "OSError"]
     slow = rows[("limits/slow.md", "E08")]
     assert slow["status"] == "correct" and "WallClock" in slow["message"]
     assert rows[("limits/swallows-alarm.md", "E01")]["mistakes"] == "timeout"
