@@ -59,7 +59,7 @@ check("E01", "softmax")
 
 
 def steps() -> int:
-    return 3
+    return 4
 
 
 def _timed(cmd: list[str]) -> tuple[float, float]:
@@ -80,6 +80,28 @@ def _timed(cmd: list[str]) -> tuple[float, float]:
     return time.perf_counter() - t0, peak
 
 
+def kernel_starts(rounds: int = 10) -> dict:
+    """Median seconds to start a kernel, run one cell and kill it, with and without the sandbox (alternated, so a
+    busy machine slows both alike): the sandbox's own cost per notebook, measured apart from grading."""
+    import statistics
+
+    from attn.grading.runner.kernel import Kernel
+
+    times: dict[bool, list] = {True: [], False: []}
+    for _ in range(rounds):
+        for sandboxed in (True, False):
+            t0 = time.perf_counter()
+            k = Kernel(sandboxed=sandboxed)
+            try:
+                k.start()
+                k.execute("x = 1", 30)
+            finally:
+                k.close()
+            times[sandboxed].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"rounds": rounds, "sandboxed": med[True], "unconfined": med[False], "overhead": med[True] - med[False]}
+
+
 def run(copies: int = COPIES, tick=lambda label: None) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="attn-bench-grading-"))
     try:
@@ -97,6 +119,8 @@ def run(copies: int = COPIES, tick=lambda label: None) -> dict:
             out[label] = {"seconds": wall, "per_notebook": wall / copies, "peak_mib": peak, "correct_rows": rows}
         out["speedup_2_jobs"] = out["jobs1"]["seconds"] / out["jobs2"]["seconds"]
         out["sandbox_overhead_per_notebook"] = (out["jobs1"]["seconds"] - out["jobs1_no_sandbox"]["seconds"]) / copies
+        tick("grading: kernel starts")
+        out["kernel_start"] = kernel_starts()
         return out
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -114,6 +138,10 @@ def lines(res: dict, markdown: bool = False) -> list[str]:
                 f"  {r['correct_rows']} rows correct" for n, r in rows]
     out += ["", f"Speed-up from the second job: {res['speedup_2_jobs']:.2f}x (goal >= 1.8 on 2 free cores). "
             f"Sandbox overhead: {res['sandbox_overhead_per_notebook']:.2f} s per notebook (goal <= 1 s)."]
+    ks = res.get("kernel_start")
+    if ks:
+        out += [f"Kernel start, one cell, kill (median of {ks['rounds']}, alternated): {ks['sandboxed']:.2f} s in the "
+                f"sandbox, {ks['unconfined']:.2f} s without: {ks['overhead']:.2f} s of sandbox per notebook."]
     return out
 
 
@@ -122,5 +150,11 @@ if __name__ == "__main__":
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.grading", description=__doc__)
     ap.add_argument("--copies", type=int, default=COPIES)
-    res = run(ap.parse_args().copies, tick=lambda label: print(label, file=sys.stderr))
-    print("\n".join(lines(res)))
+    ap.add_argument("--starts-only", action="store_true", help="only the kernel-start comparison (a minute)")
+    a = ap.parse_args()
+    if a.starts_only:
+        ks = kernel_starts()
+        print(f"sandboxed {ks['sandboxed']:.2f} s, unconfined {ks['unconfined']:.2f} s, overhead {ks['overhead']:.2f} s")
+    else:
+        res = run(a.copies, tick=lambda label: print(label, file=sys.stderr))
+        print("\n".join(lines(res)))

@@ -42,8 +42,21 @@ def expand(paths) -> list[Path]:
     return [p for p, _ in _expand(paths)]
 
 
+def write_reports(rows: list, stem: Path, options: dict) -> tuple[Path, Path]:
+    """Write ``STEM.csv`` (spreadsheet-safe) and ``STEM.json``; returns both paths."""
+    from .runner.rows import flag_duplicates, write_csv, write_json
+
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    rows = flag_duplicates(rows)
+    csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
+    write_csv(rows, csv_path)
+    write_json(rows, json_path, options)
+    return csv_path, json_path
+
+
 __all__ = ["FIELDS", "NotNotebook", "expand", "grade_file", "items_in", "learner_of", "main", "make_row",
-           "read_notebook", "strip_grader_calls"]
+           "read_notebook", "strip_grader_calls", "write_reports"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -124,6 +124,14 @@ def main(argv=None) -> int:
     if not files:
         print("attn-grade: no files found in " + " ".join(args.paths), file=sys.stderr)
         return 2
+    if not args.no_sandbox:
+        from .sandbox import visible_inside
+
+        seen = visible_inside([p for p, _ in files] + [stem.parent])
+        if seen:
+            print("attn-grade: warning: these paths lie inside folders every sandbox can read (Python, the venv, "
+                  "attn's folder), so each submission can read them: " + ", ".join(map(str, seen[:5])),
+                  file=sys.stderr)
     items = [s.strip().upper() for s in args.items.split(",") if s.strip()] if args.items else None
     options = {"items": items, "cell_timeout": args.cell_timeout, "grade_timeout": args.grade_timeout,
                "notebook_timeout": args.notebook_timeout, "learner_from": args.learner_from,

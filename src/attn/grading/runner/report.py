@@ -16,7 +16,8 @@ GENERIC = {
     "type": "not the kind of answer asked for", "nan": "NaN in the answer", "inf": "infinity in the answer",
     "text": "text instead of numbers", "columns": "normalised down columns instead of rows",
     "rows": "rows do not sum to 1", "sign": "wrong sign", "transpose": "transposed", "rounding": "rounded too far",
-    "checker": "the checker failed (not the learner's mistake)",
+    "checker": "the checker failed (not the learner's mistake)", "factor": "off by a constant factor",
+    "rows_sum": "rows of weights do not sum to 1", "value": "a wrong value (no known mistake matches)",
 }
 
 
@@ -65,7 +66,7 @@ def write_html(rows: list, path: Path) -> Path:
     counts = {i: len(by_item[i]) for i in items}
     esc = html.escape
     parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Class report</title>",
-             "<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+             "<style>:root{color-scheme:light dark}body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
              "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.3rem .5rem;text-align:left;"
              "vertical-align:top}</style></head><body><h1>Class report</h1>"]
     if items:

@@ -80,6 +80,17 @@ def _read_only_roots() -> list[str]:
     return [p for p in keep if not any(p != q and p.startswith(q + os.sep) for q in keep)]  # outermost only
 
 
+def visible_inside(paths) -> list[Path]:
+    """The paths among ``paths`` that a sandbox can read (they lie in a folder bound into every sandbox)."""
+    roots = [Path(r) for r in _read_only_roots()] + [Path(r) for r in ("/usr", "/etc")]
+    out = []
+    for p in paths:
+        rp = Path(p).resolve()
+        if any(rp == r or r in rp.parents for r in roots):
+            out.append(Path(p))
+    return out
+
+
 class Sandbox:
     """The bwrap command for one submission: ``scratch`` is its only writable folder besides ``ipc_dir``."""
 
