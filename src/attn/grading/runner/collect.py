@@ -98,9 +98,10 @@ def cell_source(req: dict) -> str:
 def parse(stdout: str, nonce: str) -> dict | None:
     """The kernel's answer from the last cell's printed text, or None if it is missing or malformed."""
     for line in stdout.splitlines():
-        if line.startswith(nonce) and len(line) <= LIMITS["total"] + 1000:
+        at = line.find(nonce)  # (text printed before it without a newline may share its line)
+        if at >= 0 and len(line) - at <= LIMITS["total"] + 1000:
             try:
-                data = json.loads(line[len(nonce):])
+                data = json.loads(line[at + len(nonce):])
             except (ValueError, RecursionError):
                 return None
             return data if isinstance(data, dict) else None

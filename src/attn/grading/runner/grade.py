@@ -103,8 +103,8 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
                         kernel.kill()
                         kernel.start()
             if r.capped:
-                notes.append({"cell": i + 1, "error": f"OutputCapped: the cell printed {r.printed:,} characters "
-                              "(not kept)", "names": []})
+                notes.append({"cell": i + 1, "error": f"OutputCapped: the cell printed {r.printed:,} characters or "
+                              "more (not kept)", "names": []})
             i += 1
         if crash is None:
             r = kernel.execute(collect.cell_source(req), grade_timeout, keep_stdout=True,

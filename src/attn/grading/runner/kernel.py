@@ -81,12 +81,10 @@ class Kernel:
                         stdout=open(os.devnull, "wb"), stderr=open(os.devnull, "wb"), stdin=open(os.devnull, "rb"))
         self.starts += 1
         kc = km.client()
+        import zmq
+
+        kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)  # every socket made from now on: a larger message is dropped
         kc.start_channels()
-        try:
-            import zmq
-            kc.iopub_channel.socket.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
-        except Exception:  # noqa: BLE001 - a cap we could not set is not worth failing the run
-            pass
         self.km, self.kc = km, kc
         kc.wait_for_ready(timeout=self.startup_timeout)
         # the notebook's own folder would be its cwd; IPython's history off (a file nobody reads)
@@ -117,6 +115,16 @@ class Kernel:
         self.kill()
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def _reconnect(self) -> None:
+        try:
+            self.kc.stop_channels()
+        except Exception:  # noqa: BLE001
+            pass
+        kc = self.km.client()
+        kc.start_channels()
+        self.kc = kc
+        kc.wait_for_ready(timeout=self.startup_timeout)
+
     def _interrupt(self) -> None:
         msg = self.kc.session.msg("interrupt_request", content={})
         self.kc.control_channel.send(msg)
@@ -132,9 +140,17 @@ class Kernel:
         out: list[str] = []
         kept = 0
         idle = False
+        reply = None
+        drain_until = None
         while not idle:
             now = time.monotonic()
-            if now >= deadline:
+            if reply is not None and now >= drain_until:
+                # the reply came but not the end of the output: a message over MAX_MESSAGE was dropped, and
+                # ZeroMQ cut the output channel; new channels to the same kernel (its state is kept)
+                res.capped = True
+                self._reconnect()
+                break
+            if reply is None and now >= deadline:
                 if interrupted:
                     self.kill()
                     res.status = "killed"
@@ -147,13 +163,19 @@ class Kernel:
                 deadline = now + grace
                 continue
             try:
-                msg = kc.get_iopub_msg(timeout=min(0.5, max(0.01, deadline - now)))
+                msg = kc.get_iopub_msg(timeout=0.05)
             except queue.Empty:
-                if not self.km.is_alive():
-                    res.status = "dead"
-                    return res
-                continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                msg = None
+            if msg is None or reply is None:
+                try:
+                    r = kc.get_shell_msg(timeout=0)
+                    if r.get("parent_header", {}).get("msg_id") == msg_id:
+                        reply, drain_until = r, time.monotonic() + 2.0
+                except queue.Empty:
+                    if msg is None and not self.km.is_alive():
+                        res.status = "dead"
+                        return res
+            if msg is None or msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             t, c = msg["msg_type"], msg["content"]
             if t == "stream":
@@ -168,7 +190,6 @@ class Kernel:
                 res.ename, res.evalue = str(c.get("ename", ""))[:200], str(c.get("evalue", ""))[:500]
             elif t == "status" and c.get("execution_state") == "idle":
                 idle = True
-        reply = None
         end = time.monotonic() + 10
         while reply is None and time.monotonic() < end:
             try:
