@@ -196,14 +196,17 @@ HINT_TABLE = [
     ("E06", "growth", lambda d: 8, "cubic"),
     ("E06", "growth", lambda d: float("nan"), "nan"),
     # E07 simulation (standard deviations instead of variances, etc.)
-    ("E07", "variances", lambda d: [2.05, 3.96, 8.1, 15.8], "std"),
-    ("E07", "variances", lambda d: [1.02, 0.98, 1.01, 0.99], "scaled"),
-    ("E07", "variances", lambda d: [0.25, 1 / 16, 1 / 64, 1 / 256], "divided_by_dk"),
-    ("E07", "variances", lambda d: [4.1, 16.2, 63.5], "shape"),
+    ("E07", "variances", lambda d: [4.1, 7.92, 16.2, 31.6], "std"),
+    ("E07", "variances", lambda d: [4.08, 3.92, 4.04, 3.96], "scaled"),
+    ("E07", "variances", lambda d: [1.0, 1 / 4, 1 / 16, 1 / 64], "divided_by_dk"),
+    ("E07", "variances", lambda d: [4.1, 15.8, 64.3, 252.0], "unit_keys"),  # keys left at standard deviation 1
+    ("E07", "variances", lambda d: [64.5, 255.0, 1020.0, 4100.0], "variance_as_scale"),
+    ("E07", "variances", lambda d: [16.4, 64.8, 254.0], "shape"),
     ("E07", "variances", lambda d: None, "none"),
     ("E07", "slope", lambda d: 0.49, "std"),
     ("E07", "slope", lambda d: 0.01, "scaled"),
     ("E07", "slope", lambda d: -1.0, "divided_by_dk"),
+    ("E07", "slope", lambda d: float(np.polyfit([4, 16, 64, 256], [16.2, 63.1, 257.0, 1019.0], 1)[0]), "no_logs"),
     ("E07", "slope", lambda d: 2.0, "value"),
     # E08 temperature
     ("E08", "tau_two", lambda d: math.log(9) / 2, "times_tau"),
@@ -230,6 +233,8 @@ HINT_TABLE = [
     ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: safe(Q, K, V, mask, zero_empty=False, shift=False)),
      "broken"),
     ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: safe(Q, K, V, mask, shift=False)), "unstable"),
+    ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: np.nan_to_num(
+        safe(Q, K, V, mask, zero_empty=False, shift=False))), "nan_to_num"),
 ]
 
 
@@ -262,7 +267,8 @@ def test_declared_mistakes_are_recognised_as_themselves(item_id):
 # ----------------------------------------------------------------------------- right answers, in every form
 def _rng_variances(seed, n=20_000):
     rng = np.random.default_rng(seed)
-    return [float(np.var((rng.standard_normal((n, d)) * rng.standard_normal((n, d))).sum(1))) for d in (4, 16, 64, 256)]
+    return [float(np.var((rng.standard_normal((n, d)) * 2 * rng.standard_normal((n, d))).sum(1)))  # σ_k = 2
+            for d in (4, 16, 64, 256)]
 
 
 def right_answers():
@@ -433,7 +439,7 @@ def _givens(name):
 
 @pytest.mark.parametrize("name, item_id, keys", [
     ("e02-attention", "E02", "Q K V mask"), ("e04-permutation", "E04", "X perm"), ("e05-masks", "E05", "T window n_real"),
-    ("e06-cost", "E06", "T d_k dtype"), ("e07-variance", "E07", "d_ks n"), ("e08-temperature", "E08", "s2 s4 target"),
+    ("e06-cost", "E06", "T d_k dtype"), ("e07-variance", "E07", "d_ks n sigma_k"), ("e08-temperature", "E08", "s2 s4 target"),
     ("e10-nan", "E10", "Q K V mask"),
 ])
 def test_pages_use_the_items_numbers(name, item_id, keys):

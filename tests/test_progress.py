@@ -162,3 +162,95 @@ def test_the_book_page_never_writes_but_the_learner_copy_does(tmp_path):
     data = json.loads((learner_dir / pf.FILENAME).read_text())
     assert data["items"]["B01"]["parts"] == {"scores": data["items"]["B01"]["parts"]["scores"]}
     assert data["items"]["B01"]["parts"]["scores"]["status"] == CORRECT
+
+
+# ----------------------------------------------------------------------------- issue 10: progress is never lost
+STRESS = textwrap.dedent("""
+    import sys
+    from attn.grading import check, get_item, record_progress
+    record_progress(folder=sys.argv[1])
+    right = get_item("B01").expected()["scores"]
+    for i in range(int(sys.argv[2])):
+        check("B01", scores=right if i % 2 else right + 1)   # both processes: the same part
+        check(sys.argv[3], cold_limit=[1, 0, 0]) if sys.argv[3] == "B02" else check(sys.argv[3], var_raw=64.0)
+    print("done")
+""")
+
+
+def test_two_kernels_checking_in_one_folder_keep_every_attempt(tmp_path):
+    n = 60
+    env = {**os.environ, "ATTN_PROGRESS": "on"}
+    procs = [subprocess.Popen([sys.executable, "-c", STRESS, str(tmp_path), str(n), other], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for other in ("B02", "B05")]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 and "done" in o for p, (o, e) in zip(procs, outs)), outs
+    data = json.loads((tmp_path / pf.FILENAME).read_text())
+    parts = data["items"]
+    assert parts["B01"]["parts"]["scores"]["attempts"] == 2 * n, outs
+    assert parts["B01"]["parts"]["scores"]["status"] == CORRECT
+    assert parts["B02"]["parts"]["cold_limit"]["attempts"] == n, outs
+    assert parts["B05"]["parts"]["var_raw"]["attempts"] == n
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_a_killed_writes_temporary_file_is_cleaned_up_by_the_next_write(tmp_path):
+    record_progress(folder=tmp_path)
+    (tmp_path / (".tmp-abc123" + pf.FILENAME)).write_text('{"format": "attn-prog')
+    check("B01", scores=_right("scores"))
+    assert not list(tmp_path.glob(".tmp-*"))
+    assert _status(progress(), "B01") == NOT_YET
+
+
+def test_a_read_only_folder_is_told_once(tmp_path, capsys):
+    if os.geteuid() == 0:
+        pytest.skip("root writes to read-only folders")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        record_progress(folder=ro)
+        for _ in range(3):
+            assert check("B01", scores=_right("scores")).correct
+        out = capsys.readouterr().out
+        assert out.count("Progress not saved") == 1, out
+    finally:
+        ro.chmod(0o755)
+
+
+def test_an_unwritable_destination_is_told_once(tmp_path, capsys):
+    """(Works as root too: the destination is a folder, so os.replace fails every time.)"""
+    (tmp_path / pf.FILENAME).mkdir()
+    record_progress(folder=tmp_path)
+    for _ in range(3):
+        assert check("B01", scores=_right("scores")).correct
+    out = capsys.readouterr().out
+    assert out.count("Progress not saved") == 1, out
+
+
+def test_a_deeply_nested_file_is_set_aside_never_raised(tmp_path, capsys):
+    path = tmp_path / pf.FILENAME
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    record_progress(folder=tmp_path)
+    table = progress()
+    assert "damaged" in table.footer and "nested" in table.footer
+    assert check("B01", scores=_right("scores")).correct
+    assert json.loads(path.read_text())["items"]["B01"]["parts"]["scores"]["attempts"] == 1
+    assert len(list(tmp_path.glob(".damaged-*"))) == 1
+
+
+def test_after_a_restart_without_record_progress_the_note_says_to_run_that_cell(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    record_progress(folder=tmp_path)
+    check("B01", scores=_right("scores"))
+    record_progress(False)  # what a restart does: the kernel forgets
+    for _ in range(2):
+        check("B01", weights=_right("weights"))
+    out = capsys.readouterr().out
+    assert out.count("record_progress()") == 1, out
+    assert "record_progress()" in progress().footer
+
+
+def test_progress_of_a_missing_folder_says_so(tmp_path):
+    note = progress(tmp_path / "missing")
+    assert "does not exist" in str(note) and not note
+    assert "does not exist" in str(progress("missing/"))

@@ -65,6 +65,9 @@ def read(value, kind: str = "number"):
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
+        except OverflowError:
+            return None, Problem("too_large", "The answer holds a whole number too large for a float (beyond about "
+                                 "1.8e308). Check the formula: the answers here are far smaller.")
         except (ValueError, TypeError):
             return None, Problem(
                 "type", "The answer holds something that is not a number (text, None or a nested list?). "

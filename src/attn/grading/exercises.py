@@ -462,9 +462,11 @@ E06 = register(Item(
     data=e06_data, parts=_e06_parts(),
     hints=(
         "S = Q Kᵀ is T × T. Each entry is a dot product of two d_k-vectors: d_k multiplications and d_k additions.",
-        "Operations: (number of entries) × (operations per entry) = T² · 2·d_k.",
-        "Bytes: T² entries × 4 bytes per float32 entry. d_k does not appear: S holds one number per pair of tokens.",
-        "Doubling T: write the bytes for 2T and divide by the bytes for T.",
+        "Operations: count the entries of S, count the operations one entry needs, and multiply the two.",
+        "Bytes: how many numbers does S hold, and how many bytes does one float32 number take? Does d_k change "
+        "the size of S?",
+        "Doubling T: what happens to the number of rows of S, and to the number of columns? The bytes grow by "
+        "both factors at once.",
     ),
 ))
 
@@ -472,15 +474,24 @@ E06 = register(Item(
 # ----------------------------------------------------------------------------- E07 Var(q·k) by simulation
 
 E07_DKS = (4, 16, 64, 256)
+E07_SIGMA_K = 2.0  # keys' standard deviation: Var(q·k) = σ_k² d_k, so a fit without logs gives σ_k², not 1
 
 
 def e07_data(rng=None) -> dict:
-    return {"d_ks": E07_DKS, "n": 20_000}
+    return {"d_ks": E07_DKS, "n": 20_000, "sigma_k": E07_SIGMA_K}
 
 
 def _dot_var(ns) -> np.ndarray:
-    # q, k with independent standard-normal entries: Var(q·k) = Σ Var(q_i k_i) = d_k (Proposition 3)
-    return np.asarray(ns.d_ks, dtype=np.float64) * 1.0 * 1.0
+    # q with standard-normal entries, k with entries of standard deviation σ_k: Var(q·k) = d_k σ_k² (Proposition 3)
+    return np.asarray(ns.d_ks, dtype=np.float64) * 1.0 * ns.sigma_k ** 2
+
+
+def _log_log_slope(ns, variances) -> np.ndarray:
+    """The least-squares slope of log(variance) against log(d_k); broadcasts over leading axes of ``variances``."""
+    x = np.log(np.asarray(ns.d_ks, dtype=np.float64))  # (n_d,)
+    y = np.log(np.asarray(variances, dtype=np.float64))  # (..., n_d)
+    xc = x - x.mean()
+    return ((y - y.mean(axis=-1, keepdims=True)) * xc).sum(axis=-1) / (xc * xc).sum()
 
 
 E07 = register(Item(
@@ -488,19 +499,25 @@ E07 = register(Item(
     data=e07_data,
     parts=[
         Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=0.08, atol=0.0,
-             praise="The variance tracks d_k itself: a dot product of d_k independent terms.",
+             praise="The variance tracks σ_k² d_k: a dot product of d_k independent terms.",
              mistakes=[
                  Mistake("std", lambda ns: np.sqrt(_dot_var(ns)),
                          "These are standard deviations (they grow like √d_k). The variance is the square: "
                          "np.var, or .std() ** 2."),
-                 Mistake("scaled", lambda ns: np.ones(len(ns.d_ks)),
-                         "These are the variances after dividing by √d_k, all about 1. The exercise asks for the raw "
-                         "q·k, before scaling."),
-                 Mistake("divided_by_dk", lambda ns: 1.0 / _dot_var(ns),
-                         "These shrink like 1/d_k: the dot products were divided by d_k, or the variance inverted. "
-                         "Take np.var of the raw q·k."),
+                 Mistake("scaled", lambda ns: np.full(len(ns.d_ks), ns.sigma_k ** 2),
+                         "These are the variances after dividing by √d_k, all about σ_k². The exercise asks for the "
+                         "raw q·k, before scaling."),
+                 Mistake("divided_by_dk", lambda ns: _dot_var(ns) / np.asarray(ns.d_ks, dtype=np.float64) ** 2,
+                         "These shrink like 1/d_k: the dot products were divided by d_k. Take np.var of the raw q·k."),
+                 Mistake("unit_keys", lambda ns: np.asarray(ns.d_ks, dtype=np.float64),
+                         "These are the variances for keys of standard deviation 1. The keys here have standard "
+                         "deviation σ_k = sigma_k: multiply the standard normal draws by sigma_k."),
+                 Mistake("variance_as_scale", lambda ns: np.asarray(ns.d_ks, dtype=np.float64) * ns.sigma_k ** 4,
+                         "These are the variances for keys of standard deviation σ_k², not σ_k: scale the standard "
+                         "normal draws by sigma_k itself (NumPy's scale is a standard deviation)."),
              ]),
         Part("slope", lambda ns: 1.0, what="the log-log slope, a number", atol=0.1,
+             uses=("variances",), step=_log_log_slope,
              praise="Slope 1: Var(q·k) ∝ d_k, which is why the scores are divided by √d_k.",
              mistakes=[
                  Mistake("std", lambda ns: 0.5,
@@ -510,13 +527,18 @@ E07 = register(Item(
                  Mistake("divided_by_dk", lambda ns: -1.0,
                          "A negative slope: the variance falls with d_k in your fit. Check which is x (log d_k) and "
                          "which is y (log variance), and that the dot products were not divided by d_k."),
+                 Mistake("no_logs", lambda ns: ns.sigma_k ** 2,
+                         "That is the slope of the variance against d_k itself (σ_k² = 4 per unit of d_k). The "
+                         "question asks for the slope on log-log axes: fit np.log(variances) against np.log(d_ks)."),
              ]),
     ],
     hints=(
-        "For one d_k: q = rng.standard_normal((n, d_k)), k likewise; the n dot products are (q * k).sum(axis=1).",
+        "For one d_k: q = rng.standard_normal((n, d_k)) and k = sigma_k * rng.standard_normal((n, d_k)); the n dot "
+        "products are (q * k).sum(axis=1).",
         "np.var of those n numbers estimates Var(q·k). Repeat for each d_k in (4, 16, 64, 256).",
         "With n = 20,000 the estimates wobble by one or two per cent: the checker allows 8 %.",
-        "The slope: np.polyfit(np.log(d_ks), np.log(variances), 1)[0].",
+        "The slope: a straight-line fit (np.polyfit with degree 1) of the logarithm of the variances against the "
+        "logarithm of d_k; its first coefficient.",
     ),
 ))
 
@@ -561,8 +583,8 @@ E08 = register(Item(
                          "That τ would be right if the temperature multiplied the scores. It divides: "
                          "softmax(s / τ). Solve 1 / (1 + exp(−2/τ)) = 0.9 for τ."),
                  Mistake("log_target", lambda ns: 2.0 / math.log(1.0 / (1.0 - ns.target)),
-                         "Close to the idea, but the odds are w/(1 − w) = 0.9/0.1 = 9, not 1/(1 − w): "
-                         "τ = 2 / ln 9."),
+                         "Close, but e^{−2/τ} is not 1 − 0.9. Rearrange 1 / (1 + e^{−2/τ}) = 0.9 one step at a "
+                         "time: first 1 + e^{−2/τ} = 1/0.9, then e^{−2/τ} on its own, then the logarithm."),
              ]),
         Part("tau", lambda ns: _solve_tau(ns.s4, ns.target), what="τ, a number",
              atol=_tau_atol(E08_S4, E08_TARGET, E08_WTOL),
@@ -577,7 +599,8 @@ E08 = register(Item(
     ],
     hints=(
         "Two keys with scores 2 and 0: the largest weight is e^{2/τ} / (e^{2/τ} + 1) = 1 / (1 + e^{−2/τ}).",
-        "Set that to 0.9: e^{−2/τ} = 1/9, so 2/τ = ln 9.",
+        "Set that to 0.9 and get e^{−2/τ} on its own first (it is a ratio of the two weights); then take "
+        "logarithms and solve for τ.",
         "Four keys: there is no formula, but the largest weight falls steadily as τ grows. Try τ = 0.1 and τ = 10, "
         "then halve the interval (bisection) until the weight is 0.9 to three decimals.",
         "The checker looks at the weight your τ gives: within 0.005 of 0.9 counts as right.",
@@ -640,7 +663,8 @@ E09 = register(Item(
         "X.reshape(T, h, d_k) cuts each row into h blocks: entry [t, a] is token t's a-th block.",
         "Then .transpose(1, 0, 2) puts the head axis first: (h, T, d_k). Reshaping straight to (h, T, d_k) "
         "mixes tokens.",
-        "merge_heads undoes it in reverse order: H.transpose(1, 0, 2).reshape(T, h * d_k).",
+        "merge_heads undoes split_heads: undo its two steps in the reverse order. Which axis has to come first "
+        "again before a reshape can put each token's heads side by side?",
     ),
 ))
 
@@ -675,6 +699,8 @@ def _e10_wrong(kind):
             W = W / W.sum(axis=-1, keepdims=True)
         if kind == "unstable":
             W = np.where(empty, 0.0, W)
+        if kind == "nan_to_num":
+            return np.nan_to_num(W @ V)
         return W @ V
     return f
 
@@ -720,6 +746,10 @@ E10 = register(Item(
                          "No NaN now, but the empty row got equal weights over all its (forbidden) keys: with "
                          "-1e9 in place of -∞ every entry of the row is the same after the max shift. A query that may "
                          "read nothing should output zeros: find the rows with no True in the mask, and zero them."),
+                 Mistake("nan_to_num", lambda ns: _e10_wrong("nan_to_num"),
+                         "np.nan_to_num hides the NaN instead of repairing its cause: when the scores are large, exp "
+                         "overflows and whole rows of weights turn to 0 (or to huge numbers). Handle the rows with no "
+                         "key to read on purpose, and subtract each row's largest score before exponentiating."),
                  Mistake("broken", lambda ns: _e10_wrong("as_given"),
                          "This still gives NaN for a query whose keys are all masked. Find those rows "
                          "(~mask.any(axis=-1)) and set their weights (or outputs) to 0."),
@@ -739,4 +769,4 @@ E10 = register(Item(
 ))
 
 
-__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E10_CHOICES", "E07_DKS"]
+__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E10_CHOICES", "E07_DKS", "E07_SIGMA_K"]

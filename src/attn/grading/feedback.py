@@ -104,10 +104,14 @@ class Report:
 
 
 class Note:
-    """A hint, or any short message to the learner (``title``: ``text``)."""
+    """A hint, or any short message to the learner (``title``: ``text``). Always falsy: a note is never a
+    correct verdict, so ``if check(...):`` is False for a misuse or the checker's own problem."""
 
     def __init__(self, title: str, text: str):
         self.title, self.text = title, text
+
+    def __bool__(self) -> bool:
+        return False
 
     def __str__(self) -> str:
         return f"{self.title}: {self.text}"

@@ -1,12 +1,13 @@
-"""Items, parts, mistakes, and the ``check`` / ``hint`` / ``variant`` functions the learner calls.
+"""Items, parts and mistakes (the model), and the registry of every item.
 
+Judging lives in :mod:`attn.grading.judge`; the functions the learner calls
+(``check``, ``hint``, ``variant``) in :mod:`attn.grading.learner_api`, and are
+re-exported here so ``from attn.grading.items import check`` keeps working.
 See the package docstring (:mod:`attn.grading`) for how to declare an item.
 """
 from __future__ import annotations
 
 import copy
-import os
-import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
@@ -14,8 +15,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import answers as _answers
+from . import judge as _judge
 from . import run as _run
-from .feedback import CORRECT, NOT_TRIED, NOT_YET, Feedback, Note, Report
+from .feedback import Feedback
 
 KINDS = ("problem", "variant", "exercise")
 PART_KINDS = ("number", "mask", "function")
@@ -44,6 +46,13 @@ class Part:
     before this one, under their names). Tolerances: ``decimals=2`` accepts
     anything within 0.01 (rounded or not); otherwise ``atol``/``rtol``
     (default 1e-6 / 1e-5, which float32 answers meet).
+
+    Follow-through: ``uses`` names the earlier parts this one is computed from
+    and ``step(ns, **{name: value})`` computes it from them. The tolerance then
+    grows by the rounding of those parts carried through ``step``, and an
+    answer that follows from the learner's own earlier answers is recognised.
+    ``axes`` names what the rows and columns of a 2-D answer are, for the
+    transposed-answer message.
     """
 
     name: str
@@ -58,19 +67,34 @@ class Part:
     praise: str = ""  # one sentence added to "Correct."
     cases: Callable[[SimpleNamespace], list] | None = None  # function parts: list of argument tuples
     seconds: float = 2.0  # function parts: time limit per call
+    uses: tuple = ()  # earlier parts this one is computed from
+    step: Callable[..., Any] | None = None  # step(ns, **{used part: value}) -> this part
+    axes: tuple = ()  # (what the rows are, what the columns are), e.g. ("queries", "keys")
 
     def __post_init__(self):
         if self.kind not in PART_KINDS:
             raise ValueError(f"Part kind must be one of {PART_KINDS}; got {self.kind!r}")
         if self.kind == "function" and self.cases is None:
             raise ValueError(f"function part {self.name!r} needs cases")
+        if bool(self.uses) != (self.step is not None):
+            raise ValueError(f"part {self.name!r}: give both uses and step, or neither")
 
     def tolerances(self) -> tuple[float, float]:
+        """The part's own tolerances (atol, rtol), before any propagation from earlier parts."""
         if self.atol is not None or self.rtol is not None:
             return (self.atol or 0.0), (self.rtol or 0.0)
         if self.decimals is not None:
             return 10.0 ** -self.decimals + 1e-9, 0.0
         return 1e-6, 1e-5
+
+    def rounding_error(self, value) -> Any:
+        """The largest error of this part's answer given as the page asks (half a unit in the last decimal)."""
+        if self.kind != "number":
+            return 0.0
+        if self.decimals is not None:
+            return 0.5 * 10.0 ** -self.decimals
+        atol, rtol = self.tolerances()
+        return atol + rtol * np.abs(np.asarray(value, dtype=np.float64))
 
 
 @dataclass(frozen=True)
@@ -79,6 +103,8 @@ class Item:
 
     ``data(rng)`` returns a dict of the given arrays; ``rng`` is ``None`` for a
     fixed problem and a ``numpy.random.Generator`` for a variant (``kind="variant"``).
+    Rows, columns and entries are counted in messages as the page counts them:
+    from 1 for problems and variants, from 0 for exercises (``counts_from``).
     """
 
     id: str
@@ -97,10 +123,17 @@ class Item:
         names = [p.name for p in self.parts]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.id}: duplicate part names {names}")
+        for i, p in enumerate(self.parts):
+            if not set(p.uses) <= set(names[:i]):
+                raise ValueError(f"{self.id}: part {p.name!r} uses parts that do not come before it: {p.uses}")
 
     @property
     def seeded(self) -> bool:
         return self.kind == "variant"
+
+    @property
+    def counts_from(self) -> int:
+        return 0 if self.kind == "exercise" else 1
 
     @property
     def part_names(self) -> list[str]:
@@ -127,6 +160,44 @@ class Item:
         ns = self.context(seed)
         return {p.name: getattr(ns, p.name) for p in self.parts}
 
+    # ------------------------------------------------------------------ tolerances carried through the steps
+    def rounding_error(self, part: str, seed: int | None = None):
+        """The largest error of ``part`` on the by-hand route: every part rounded as the page asks, each
+        computed from the rounded parts before it (to first order; per entry)."""
+        key = ("err", part, seed if self.seeded else None)
+        if key not in self._cache:
+            p = self.part(part)
+            ns = self.context(seed)
+            self._cache[key] = p.rounding_error(getattr(ns, part)) + self._carried(p, seed)
+        return self._cache[key]
+
+    def _carried(self, p: Part, seed):
+        """Σ over the used parts' entries of |∂ step / ∂ entry| × that entry's rounding error (central differences)."""
+        if not p.uses:
+            return 0.0
+        ns = self.context(seed)
+        exact = {u: np.asarray(getattr(ns, u)) for u in p.uses}
+        with np.errstate(all="ignore"):
+            total = np.zeros(np.shape(p.step(ns, **exact)))
+        for u in p.uses:
+            if self.part(u).kind != "number":
+                continue
+            x = exact[u].astype(np.float64)
+            err = np.broadcast_to(self.rounding_error(u, seed), x.shape).ravel()
+            total = total + np.tensordot(err, np.abs(_jacobian(p.step, ns, exact, u, x)), axes=1)
+        return total
+
+    def tolerance(self, part: str, seed: int | None = None) -> tuple[Any, float]:
+        """``(atol, rtol)`` for ``part``: its own, plus the earlier parts' rounding carried through (atol per entry)."""
+        key = ("tol", part, seed if self.seeded else None)
+        if key not in self._cache:
+            p = self.part(part)
+            atol, rtol = p.tolerances()
+            carried = self._carried(p, seed) if p.kind == "number" else 0.0
+            self._cache[key] = (atol + carried if np.any(carried) else atol, rtol)
+        return self._cache[key]
+
+    # ------------------------------------------------------------------ judging
     def judge(self, part: str, value, seed: int | None = None, given: dict | None = None) -> Feedback:
         """The verdict on one answer (no recording). Unknown parts raise KeyError: that is the caller's bug.
 
@@ -139,12 +210,39 @@ class Item:
         p = self.part(part)
         ns = self.context(seed)
         if p.kind == "function":
-            problem = _function_problem(self.id, p, value)
+            problem = _judge.function_problem(self.id, p, value)
             if problem is not None:
                 return problem
-            outcomes = (_run.call(value, *copy.deepcopy(args), seconds=p.seconds) for args in self.cases(part, seed))
+            outcomes = (_run.call(value, *args, seconds=p.seconds) for args in self.cases(part, seed))
             return self.judge_outcomes(part, outcomes, seed)
-        return _judge_value(self.id, p, ns, value)
+        atol, rtol = self.tolerance(part, seed)
+        key = ("wrongs", part, seed if self.seeded else None)
+        if key not in self._cache:
+            self._cache[key] = _judge.wrongs(p, ns)
+        return _judge.judge_value(self.id, p, ns, value, atol, rtol, self.counts_from,
+                                  self._follow(p, seed, given), self._cache[key])
+
+    def _follow(self, p: Part, seed, given):
+        """``(value following from the learner's earlier answers, those of them not correct)``, or None."""
+        if not given or not p.uses or any(u not in given for u in p.uses):
+            return None
+        values = {}
+        for u in p.uses:
+            arr, prob = _answers.read(given[u], self.part(u).kind)
+            if prob is not None:
+                return None
+            values[u] = arr.reshape(np.shape(getattr(self.context(seed), u))) if arr.size == np.size(
+                getattr(self.context(seed), u)) else arr
+        try:
+            with np.errstate(all="ignore"):
+                follows = np.asarray(p.step(self.context(seed), **values), dtype=np.float64)
+        except Exception:
+            return None
+        if not np.isfinite(follows).all():
+            return None
+        others = {k: v for k, v in given.items() if k != p.name}
+        not_correct = [u for u in p.uses if not self.judge(u, given[u], seed, others).correct]
+        return follows, not_correct
 
     def cases(self, part: str, seed: int | None = None) -> list[tuple]:
         """The argument tuples the function part ``part`` is tested on (fresh copies of plain arrays and numbers)."""
@@ -159,201 +257,34 @@ class Item:
         p = self.part(part)
         if p.kind != "function":
             raise ValueError(f"{self.id} part {part!r} is not a function part")
-        return _judge_outcomes(self.id, p, self.context(seed), self.cases(part, seed), outcomes)
+        return _judge.judge_outcomes(self.id, p, self.context(seed), self.cases(part, seed), outcomes,
+                                     self.counts_from)
 
 
-# ----------------------------------------------------------------------------- judging
-
-def _fb(item: str, part: Part, status: str, message: str, key: str | None = None) -> Feedback:
-    return Feedback(item, part.name, status, message, key)
-
-
-def _diagnose(arr: np.ndarray, expected: np.ndarray, part: Part) -> tuple[str, str]:
-    """(key, message) for a wrong answer of the right shape that no known mistake matches."""
-    atol, rtol = part.tolerances()
-    a = arr.reshape(expected.shape)
-    if part.decimals is not None:
-        for d in range(part.decimals):
-            if _answers.close(a, np.round(expected, d), 0.5 * 10.0 ** -part.decimals, 0.0):
-                return "rounding", (
-                    f"Close, but rounded to {d} decimal{'s' if d != 1 else ''}: "
-                    f"give {part.decimals} decimals (or leave the value unrounded)."
-                )
-    if part.rows_sum_to_one and a.ndim == 2:
-        slack = 0.02 if part.decimals is not None else 1e-4
-        rows, cols = a.sum(axis=1), a.sum(axis=0)
-        if not np.allclose(rows, 1, atol=slack):
-            if np.allclose(cols, 1, atol=slack):
-                return "columns", (
-                    "Your columns sum to 1, but each row should: the softmax normalises along each row "
-                    "(one query's weights over all the keys), not down each column."
-                )
-            i = int(np.argmax(np.abs(rows - 1)))
-            return "rows_sum", (
-                f"Row {i} of your answer sums to {rows[i]:.3g}, not 1. Each row holds one query's weights "
-                "over all the keys, and a softmax row always sums to 1."
-            )
-        if (a < -slack).any():
-            return "negative", "A weight is negative; softmax weights are never below 0."
-    if _answers.close(-a, expected, atol, rtol) and np.abs(expected).max() > atol:
-        return "sign", "Every entry has the wrong sign. Look for a minus sign that crept in."
-    if a.ndim == 2 and a.shape[0] == a.shape[1] and _answers.close(a.T, expected, atol, rtol):
-        return "transposed", (
-            "Your answer is the transpose of the right one: rows are queries and columns are keys."
-        )
-    nz = np.abs(expected) > 1e-9
-    if nz.any() and (np.abs(a[~nz]) <= atol).all() and a.size > 1:
-        ratio = a[nz] / expected[nz]
-        if np.allclose(ratio, ratio.flat[0], rtol=1e-3) and not np.isclose(ratio.flat[0], 1.0, rtol=1e-3):
-            return "factor", (
-                "Every entry is off by the same factor: look at the scaling (a division missing, doubled, or "
-                "by the wrong number)."
-            )
-    off = ~np.isclose(a, expected, atol=atol, rtol=rtol)
-    if expected.ndim == 0:
-        tol = f" (answers within {atol:.2g} count as right)" if part.decimals is not None else ""
-        return "value", f"That is not the value yet{tol}. Check the arithmetic, or ask for a hint."
-    first = [int(i) for i in np.argwhere(off)[0]]
-    return "value", (
-        f"{int(off.sum())} of {off.size} {'entry is' if off.sum() == 1 else 'entries are'} not right yet "
-        f"(the first at index {first}). "
-        "Check the arithmetic there, or ask for a hint."
-    )
-
-
-def _shape_message(arr: np.ndarray, expected: np.ndarray, part: Part) -> str:
-    want = part.what or "this answer"
-    msg = f"Your answer has shape {arr.shape}, but {want} has shape {expected.shape}."
-    if arr.ndim == expected.ndim == 2 and arr.shape == expected.shape[::-1]:
-        msg += " That is the transposed shape: the answer has one row per query."
-    elif arr.size == expected.size and arr.shape != expected.shape:
-        msg += " The right number of entries in the wrong arrangement: check the nesting of your brackets."
-    return msg
-
-
-def _compare(item_id: str, part: Part, ns, arr: np.ndarray, expected, wrongs: list[tuple[Mistake, Any]]):
-    """Feedback for an answer already read as an array (NaN allowed only to match a known mistake)."""
-    atol, rtol = part.tolerances()
-    expected = np.asarray(expected)
-    finite = arr.dtype == bool or bool(np.isfinite(arr).all())
-    if finite and _answers.close(arr, expected, atol, rtol):
-        return _fb(item_id, part, CORRECT, ("Well done. " + part.praise).strip())
-    for m, wrong in wrongs:
-        wrong = np.asarray(wrong)
-        if _answers.close(wrong, expected, atol, rtol, equal_nan=True):
-            continue  # for these numbers the mistake cannot be told apart from the right answer
-        if _answers.close(arr, wrong, atol, rtol, equal_nan=True):
-            return _fb(item_id, part, NOT_YET, m.hint, m.key)
-    if not finite:
-        _, prob = _answers.read(arr, part.kind)
-        return _fb(item_id, part, NOT_YET, prob.message, prob.key)
-    if not _answers.same_shape(arr, expected):
-        return _fb(item_id, part, NOT_YET, _shape_message(arr, expected, part), "shape")
-    if part.kind == "mask":
-        a = arr.reshape(expected.shape)
-        off = np.argwhere(a != expected)
-        return _fb(item_id, part, NOT_YET,
-                   f"{len(off)} of {a.size} {'entry is' if len(off) == 1 else 'entries are'} not right yet "
-                   f"(the first at index {[int(i) for i in off[0]]}). "
-                   "True means: this query may read this key.", "value")
-    key, msg = _diagnose(arr, expected, part)
-    return _fb(item_id, part, NOT_YET, msg, key)
-
-
-def _judge_value(item_id: str, part: Part, ns, value) -> Feedback:
-    arr, prob = _answers.read(value, part.kind)
-    if prob is not None:
-        status = NOT_TRIED if prob.key == "not_tried" else NOT_YET
-        return _fb(item_id, part, status, prob.message, None if status == NOT_TRIED else prob.key)
-    return _compare(item_id, part, ns, arr, getattr(ns, part.name), _wrongs(part, ns))
-
-
-def _wrongs(part: Part, ns, *args) -> list[tuple[Mistake, Any]]:
-    """Each mistake's wrong answer; a mistake that cannot be computed for this data (it raises) is left out."""
-    out = []
-    for m in part.mistakes:
+def _jacobian(step, ns, exact: dict, u: str, x: np.ndarray) -> np.ndarray:
+    """∂ step / ∂ x by central differences, shape (x.size, *out.shape); all entries in one batched call when
+    ``step`` broadcasts over a leading axis (softmax along the last axis, ``@``, division), else one by one."""
+    h = 1e-6 * np.maximum(1.0, np.abs(x)).ravel()  # (n,)
+    eye = np.eye(x.size) * h[:, None]  # (n, n): one perturbation per row
+    up = x.ravel()[None, :] + eye
+    down = x.ravel()[None, :] - eye
+    with np.errstate(all="ignore"):
+        out_shape = np.shape(step(ns, **exact))
         try:
-            with np.errstate(all="ignore"):
-                w = m.answer(ns)(*copy.deepcopy(args)) if part.kind == "function" else m.answer(ns)
-            out.append((m, np.asarray(w)))
+            hi = np.asarray(step(ns, **{**exact, u: up.reshape((x.size,) + x.shape)}), dtype=np.float64)
+            lo = np.asarray(step(ns, **{**exact, u: down.reshape((x.size,) + x.shape)}), dtype=np.float64)
+            if hi.shape != (x.size,) + out_shape:
+                raise ValueError("step does not broadcast")
         except Exception:
-            continue
-    return out
+            hi = np.stack([np.asarray(step(ns, **{**exact, u: r.reshape(x.shape)}), dtype=np.float64) for r in up])
+            lo = np.stack([np.asarray(step(ns, **{**exact, u: r.reshape(x.shape)}), dtype=np.float64) for r in down])
+    d = (hi - lo) / (2 * h.reshape((-1,) + (1,) * len(out_shape)))
+    return np.nan_to_num(d)
 
 
-def _describe_args(args) -> str:
-    bits = []
-    for a in args:
-        a_ = np.asarray(a) if not callable(a) else None
-        if a_ is not None and a_.dtype != object and a_.ndim:
-            bits.append(f"an array of shape {a_.shape}")
-        else:
-            bits.append(repr(a) if len(repr(a)) < 30 else type(a).__name__)
-    return ", ".join(bits)
-
-
-def _function_problem(item_id: str, part: Part, fn) -> Feedback | None:
-    """Feedback when ``fn`` is not a function to run (a stub, or not callable); None otherwise."""
-    if fn is Ellipsis or _run.is_stub(fn):
-        return _fb(item_id, part, NOT_TRIED, "The function is still `...`: write it, run its cell, then check again.")
-    if not callable(fn):
-        return _fb(item_id, part, NOT_YET, f"This part asks for a function, but `{part.name}` is "
-                   f"{_answers._describe(fn)}. Define it with `def {part.name}(...):`.", "type")
-    return None
-
-
-def _judge_outcomes(item_id: str, part: Part, ns, cases: list[tuple], outcomes) -> Feedback:
-    reference = getattr(ns, part.name)
-    n = 0
-    warned: list[tuple[int, str]] = []
-    for n, (args, out) in enumerate(zip(cases, outcomes), 1):
-        where = f"On test {n} of {len(cases)} ({_describe_args(args)}): "
-        said = _warned(getattr(out, "warnings", ()))
-        if out.timed_out:
-            return _fb(item_id, part, NOT_YET, where + f"your function did not return within {part.seconds:g} s. "
-                       "Is there a loop that never ends?", "timeout")
-        if out.error is not None:
-            return _fb(item_id, part, NOT_YET, where + out.error + said, "raised")
-        if out.value is None:
-            return _fb(item_id, part, NOT_YET, where + "your function returned None. Does it `print` its result "
-                       "instead of `return`ing it, or is a `return` missing?" + said, "none")
-        try:
-            arr = np.asarray(out.value)
-            numeric = arr.dtype != object and np.issubdtype(arr.dtype, np.number)
-        except Exception:
-            numeric = False
-        if not numeric:
-            arr, prob = _answers.read(out.value, part.kind)
-            if prob is not None:
-                return _fb(item_id, part, NOT_YET, where + "it returned something unexpected. " + prob.message + said,
-                           prob.key)
-        else:
-            arr = arr.astype(np.float64)
-        with np.errstate(all="ignore"):
-            right = reference(*copy.deepcopy(args))
-        fb = _compare(item_id, part, ns, arr, right, _wrongs(part, ns, *args))
-        if not fb.correct:
-            return _fb(item_id, part, NOT_YET, where + fb.message + said, fb.mistake)
-        if said:
-            warned.append((n, "; ".join(out.warnings)))
-    if n < len(cases):
-        return _fb(item_id, part, NOT_YET, f"Only {n} of {len(cases)} test outcomes arrived.", "incomplete")
-    extra = (f" On test {warned[0][0]}, though, NumPy warned: {warned[0][1]} (a sign of a step that could "
-             "overflow or divide by zero)." if warned else "")
-    return _fb(item_id, part, CORRECT, (f"Well done: all {len(cases)} tests pass. " + part.praise).strip() + extra)
-
-
-def _warned(found) -> str:
-    """A sentence naming the NumPy warnings the learner's function raised on one test ('' if none)."""
-    if not found:
-        return ""
-    return f" While it ran, NumPy warned: {'; '.join(found)}."
-
-
-# ----------------------------------------------------------------------------- registry and learner API
+# ----------------------------------------------------------------------------- registry
 
 REGISTRY: dict[str, Item] = {}
-_hints_shown: dict[str, int] = {}
 
 
 def register(item: Item) -> Item:
@@ -376,147 +307,7 @@ def get_item(item_id: str) -> Item:
     return REGISTRY[key]
 
 
-def _strict() -> bool:
-    return os.environ.get("ATTN_GRADING_STRICT", "") not in ("", "0")
+from .learner_api import Variant, _hints_shown, check, hint, variant  # noqa: E402  (re-exported)
 
-
-def _unknown_item(item_id) -> Note:
-    known = ", ".join(it.id for it in items())
-    return Note("Unknown item", f"There is no item {item_id!r}. The items are: {known}.")
-
-
-def _check(item_id, names, answers, seed, namespace) -> Feedback | Report | Note:
-    try:
-        item = get_item(item_id)
-    except KeyError:
-        return _unknown_item(item_id)
-    if item.seeded and seed is None:
-        return Note(f"{item.id} needs a seed", f"A variant is drawn from a seed: check({item.id!r}, ..., seed=7), "
-                    f"or use v = variant({item.id!r}, 7) and v.check(...).")
-    unknown = [n for n in list(names) + list(answers) if n not in item.part_names]
-    if unknown:
-        return Note(f"{item.id} has no part {unknown[0]!r}", f"Its parts are: {', '.join(item.part_names)}.")
-    if not names and not answers:
-        names = item.part_names
-    given = dict(answers)
-    results = []
-    for n in item.part_names:
-        if n in given:
-            fb = item.judge(n, given[n], seed)
-        elif n in names:
-            if n in namespace:
-                fb = item.judge(n, namespace[n], seed)
-            else:
-                fb = Feedback(item.id, n, NOT_TRIED, f"There is no variable `{n}` yet: run the cell with "
-                              f"`{n} = ...` (your answer) first, then check again.")
-        else:
-            continue
-        results.append(fb)
-    from . import progress_file as _progress
-
-    _progress.record(results)
-    return results[0] if len(results) == 1 else Report(results)
-
-
-def check(item_id: str | None = None, *names: str, seed: int | None = None, **answers) -> Feedback | Report | Note:
-    """Check answers to an item and return kind, specific feedback (never raises on a wrong or junk answer).
-
-    ``check("B01", "scores")`` checks the variable ``scores`` of your notebook;
-    ``check("B01")`` checks every part; ``check("B01", scores=S)`` checks the value S.
-    Variants take their seed: ``check("V01", "weights", seed=7)``.
-    """
-    if item_id is None:
-        return Note("Which item?", "Name the item and, if you like, the part: check('B01', 'scores') checks your "
-                    "variable scores for problem II.3.B01; check('B01') checks every part.")
-    namespace = sys._getframe(1).f_globals
-    try:
-        return _check(item_id, names, answers, seed, namespace)
-    except Exception as exc:  # the checker's own bug must not look like the learner's
-        if _strict():
-            raise
-        return Note("The checker hit a problem of its own",
-                    f"{type(exc).__name__}: {exc}. This is not your mistake; please report it.")
-
-
-def hint(item_id: str | None = None, n: int | None = None) -> Note:
-    """The next hint for an item (one more each call), or hint ``n`` (1-based) again."""
-    if item_id is None:
-        return Note("Which item?", "Name the item: hint('B01') gives the next hint for problem II.3.B01.")
-    try:
-        item = get_item(item_id)
-    except KeyError:
-        return _unknown_item(item_id)
-    hints = list(item.hints) or ["There are no hints for this item."]
-    if n is None:
-        shown = _hints_shown.get(item.id, 0)
-        if shown >= len(hints):
-            return Note(f"{item.id}: no more hints",
-                        f"You have seen all {len(hints)}. hint({item.id!r}, 1) shows the first again; "
-                        "the worked solution is folded at the end of the item's page in the book.")
-        n = shown + 1
-        _hints_shown[item.id] = n
-    if not (isinstance(n, int) and 1 <= n <= len(hints)):
-        return Note(f"{item.id}: no hint {n!r}", f"Hints are numbered 1 to {len(hints)}.")
-    return Note(f"{item.id} hint {n} of {len(hints)}", hints[n - 1])
-
-
-class Variant:
-    """One drawn variant: ``v = variant("V01", 7)``; ``v.Q`` etc. are its data; ``v.check("weights")``; ``v.hint()``."""
-
-    def __init__(self, item: Item, seed: int):
-        self.item, self.seed = item, seed
-        ns = item.context(seed)
-        self._data = {k: v for k, v in vars(ns).items() if k not in item.part_names}
-        for k, v in self._data.items():
-            setattr(self, k, v)
-
-    def check(self, *names: str, **answers):
-        namespace = sys._getframe(1).f_globals
-        try:
-            return _check(self.item.id, names, answers, self.seed, namespace)
-        except Exception as exc:
-            if _strict():
-                raise
-            return Note("The checker hit a problem of its own", f"{type(exc).__name__}: {exc}. Please report it.")
-
-    def hint(self, n: int | None = None) -> Note:
-        return hint(self.item.id, n)
-
-    def _givens(self) -> list[tuple[str, str]]:
-        out = []
-        for k, v in self._data.items():
-            if isinstance(v, np.ndarray):
-                out.append((k, np.array2string(v, separator=", ", precision=4, suppress_small=True)))
-            elif isinstance(v, (int, float, np.number)):
-                out.append((k, f"{v:g}"))
-            elif isinstance(v, (list, tuple)) and all(isinstance(x, (int, float)) for x in v):
-                out.append((k, repr(list(v))))
-        return out
-
-    def __str__(self) -> str:
-        lines = [f"{self.item.id} (seed {self.seed}): {self.item.title}"]
-        for k, s in self._givens():
-            body = s.replace("\n", "\n" + " " * (len(k) + 3))
-            lines.append(f"{k} = {body}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return "<pre>" + html.escape(str(self)) + "</pre>"
-
-
-def variant(item_id: str, seed: int = 0) -> Variant | Note:
-    """Draw variant ``item_id`` from ``seed`` (any integer ≥ 0): same seed, same numbers."""
-    try:
-        item = get_item(item_id)
-    except KeyError:
-        return _unknown_item(item_id)
-    if not item.seeded:
-        return Note(f"{item.id} is not a variant", "Variants are " + ", ".join(i.id for i in items() if i.seeded) + ".")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        return Note("A seed is a whole number ≥ 0", f"Got {seed!r}; try variant({item.id!r}, 7).")
-    return Variant(item, int(seed))
+__all__ = ["Item", "Mistake", "Part", "REGISTRY", "Variant", "check", "get_item", "hint", "items", "register",
+           "variant", "_hints_shown"]

@@ -13,7 +13,11 @@ Rules, applied to each MyST notebook ``exercises/<name>.md`` (not ``index.md``):
 - kept, with the tags ``learner-only``, ``remove-cell`` and ``skip-execution``
   removed: cells tagged ``learner-only`` (the book hides and skips them; this is
   how a learner copy turns on :func:`attn.grading.record_progress`);
-- a short note is put first, saying where the copy comes from.
+- a short note is put first, saying where the copy comes from;
+- cross-references that only the book resolves (``{ref}`label```, ``{ref}`text <label>```,
+  ``{doc}`path```) become ordinary Markdown links to the page's file, relative to the copy, which
+  JupyterLab opens: another exercise links to its learner copy, a chapter to ``../../chapters/<page>.md``
+  (a label inside a page adds JupyterLab's heading anchor). Other roles keep their text only.
 
 The copies are listed nowhere in ``_toc.yml`` (the book builds only toc files).
 ``tests/test_learner_copies.py`` checks they are in sync.
@@ -21,6 +25,7 @@ The copies are listed nowhere in ``_toc.yml`` (the book builds only toc files).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -31,6 +36,55 @@ SOLUTION_BLOCK = re.compile(r"^(?P<fence>:{3,}|`{3,})\{solution\}")
 EXERCISE_GATE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{exercise-(start|end)\}")
 LABEL = re.compile(r"^\([\w\-:.]+\)=\s*$")
 LEARNER_TAGS = {"learner-only", "remove-cell", "skip-execution"}
+ROLE = re.compile(r"\{(?P<role>[a-z:-]+)\}`(?P<body>[^`]+)`")
+HEADING = re.compile(r"^#+\s+(?P<title>.+?)\s*$")
+
+
+def labels(root: Path) -> dict[str, tuple[Path, str, bool]]:
+    """``{label: (page, title of the heading it marks, whether it is the page's first heading)}`` for the book's pages."""
+    found = {}
+    for page in sorted(list((root / "chapters").glob("*.md")) + list((root / "exercises").glob("*.md"))):
+        lines = page.read_text(encoding="utf-8").split("\n")
+        first_heading = next((i for i, line in enumerate(lines) if HEADING.match(line)), None)
+        for i, line in enumerate(lines):
+            m = LABEL.match(line.strip())
+            if not m:
+                continue
+            j = next((k for k in range(i + 1, min(i + 4, len(lines))) if HEADING.match(lines[k])), None)
+            title = HEADING.match(lines[j])["title"] if j is not None else page.stem
+            found[line.strip()[1:-2]] = (page, title, j == first_heading)
+    return found
+
+
+def _link_target(page: Path, root: Path) -> str:
+    """The file a learner copy (in exercises/learner/) should link to for ``page``."""
+    if page.parent == root / "exercises" and page.name != "index.md":
+        return page.name  # the learner's own copy of that exercise, next to this one
+    return os.path.relpath(page, root / "exercises" / "learner").replace(os.sep, "/")
+
+
+def _plain_title(title: str) -> str:
+    return re.sub(r"[*_`$]", "", title)
+
+
+def links(text: str, known: dict, root: Path) -> str:
+    """Replace the book-only cross-reference roles in ``text`` by Markdown links that work in JupyterLab."""
+    def swap(m):
+        role, body = m["role"], m["body"]
+        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^>]+)>$", body, re.S)
+        shown, target = (explicit["text"], explicit["target"]) if explicit else (None, body)
+        if role == "ref" and target in known:
+            page, title, top = known[target]
+            href = _link_target(page, root)
+            if not top:
+                href += "#" + _plain_title(title).replace(" ", "-")
+            return f"[{shown or _plain_title(title)}]({href})"
+        if role == "doc":
+            page = (root / target.lstrip("/")).with_suffix(".md")
+            if page.exists():
+                return f"[{shown or page.stem}]({_link_target(page, root)})"
+        return shown or body  # a role JupyterLab cannot follow: keep its text
+    return ROLE.sub(swap, text)
 
 
 def _note(source: str) -> str:
@@ -83,6 +137,7 @@ def render(page: Path, root: Path) -> str:
     from nbformat.v4 import new_markdown_cell
 
     nb = jupytext.read(page)
+    known = labels(root)
     strip = _Stripper()
     cells = []
     for cell in nb.cells:
@@ -90,7 +145,7 @@ def render(page: Path, root: Path) -> str:
         if cell.cell_type == "markdown":
             text = strip.markdown(cell.source)
             if text and not ({"solution", "book-only"} & set(tags)):
-                cell.source = text
+                cell.source = links(text, known, root)
                 cells.append(cell)
             continue
         if strip.in_solution or strip.closing is not None or {"solution", "book-only"} & set(tags):

@@ -92,28 +92,50 @@ def output_mistakes() -> list[Mistake]:
     ]
 
 
+# ----------------------------------------------------------------------------- steps (follow-through marking)
+# Each computes a part from the learner's own earlier answers (plain float arrays), as the page does by hand.
+
+QK_AXES = ("queries", "keys")
+OUTPUT_AXES = ("queries", "value features (the d_v columns of V)")
+
+
+def _weights_from_scores(ns, scores) -> np.ndarray:
+    return attn.softmax(np.asarray(scores, dtype=np.float64), axis=-1)  # (T_q, T_k), one softmax per row
+
+
+def _output_from_weights(ns, weights) -> np.ndarray:
+    return np.asarray(weights, dtype=np.float64) @ ns.V  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
+
+
+def _causal_weights_from_mask(ns, mask) -> np.ndarray:
+    return attn.softmax(np.where(np.asarray(mask, dtype=bool), ns.S, -np.inf))  # a row with no key: NaN, skipped
+
+
 # ----------------------------------------------------------------------------- drawing pleasant variants
 
 def _draw_until_distinct(rng, draw, parts, tries: int = 2000) -> dict:
     """Draw data until every declared mistake differs from the right answer (so each hint can be given).
 
+    "Differs" means: by more than twice the part's own tolerance plus the rounding of earlier parts carried
+    through it (:meth:`Item.tolerance`), so no mistake passes for a right answer given by hand.
     Deterministic for a given generator state: the same seed always gives the same numbers.
     """
     for _ in range(tries):
         data = draw(rng)
-        ns = SimpleNamespace(**data)
+        trial = Item(id="X00", title="", page="", data=lambda _rng: data, parts=parts)
+        ns = trial.context()
         ok = True
         with np.errstate(all="ignore"):
             for p in parts:
-                exp = np.asarray(p.expected(ns))
-                setattr(ns, p.name, exp)
-                atol, rtol = p.tolerances()
+                exp = np.asarray(getattr(ns, p.name))
+                atol, rtol = trial.tolerance(p.name)
+                atol = atol + p.tolerances()[0]
                 for m in p.mistakes:
                     try:
                         wrong = np.asarray(m.answer(ns))
                     except Exception:
                         continue  # e.g. W.T @ V when the shapes do not fit: the shape message covers it
-                    if _answers.close(wrong, exp, 2 * atol, rtol, equal_nan=True):
+                    if _answers.close(wrong, exp, atol, rtol, equal_nan=True):
                         ok = False
         if ok:
             return data
@@ -140,13 +162,15 @@ _THREE_HINTS = (
 def _three_parts() -> list[Part]:
     return [
         Part("scores", lambda ns: attn.scores(ns.Q, ns.K), what="the score matrix S (T_q × T_k)",
-             decimals=2, mistakes=score_mistakes()),
+             decimals=2, mistakes=score_mistakes(), axes=QK_AXES),
         Part("weights", lambda ns: attn.attention(ns.Q, ns.K, ns.V).weights,
              what="the weight matrix (T_q × T_k)", decimals=2, rows_sum_to_one=True,
-             mistakes=weight_mistakes(), praise="Every row sums to 1 (up to rounding), as it must."),
+             mistakes=weight_mistakes(), praise="Every row sums to 1 (up to rounding), as it must.",
+             uses=("scores",), step=_weights_from_scores, axes=QK_AXES),
         Part("output", lambda ns: attn.attention(ns.Q, ns.K, ns.V).output,
              what="the output (T_q × d_v)", decimals=2, mistakes=output_mistakes(),
-             praise="Each output row is a weighted average of the value rows."),
+             praise="Each output row is a weighted average of the value rows.",
+             uses=("weights",), step=_output_from_weights, axes=OUTPUT_AXES),
     ]
 
 
@@ -184,12 +208,12 @@ def _temperature_parts() -> list[Part]:
     return [
         Part("weights", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s, tau=t)),
              what="the weights, one row per temperature (n_τ × T_k)", decimals=2, rows_sum_to_one=True,
+             axes=("temperatures (one row per τ)", "keys"),
              praise="Low τ sharpens the weights towards the largest score; high τ flattens them.",
              mistakes=[
                  Mistake("times_tau", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(np.asarray(s) * t)),
                          "Your weights get flatter as τ gets smaller, the wrong way round. The temperature divides: "
-                         "softmax(s / τ), so a small τ makes the gaps larger and the weights sharper. (Also check "
-                         "that row k goes with τ_k.)"),
+                         "softmax(s / τ), so a small τ makes the gaps larger and the weights sharper."),
                  Mistake("no_tau", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s)),
                          "Every row is the same: the temperature is missing. Row k is softmax(s / τ_k)."),
                  Mistake("order", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s, tau=t))[::-1],
@@ -256,7 +280,7 @@ def _causal_parts() -> list[Part]:
     T = lambda ns: ns.S.shape[0]  # noqa: E731
     full = lambda ns: attn.softmax(ns.S)  # noqa: E731
     return [
-        Part("mask", lambda ns: attn.causal_mask(T(ns)), kind="mask", what="the mask (T × T)",
+        Part("mask", lambda ns: attn.causal_mask(T(ns)), kind="mask", what="the mask (T × T)", axes=QK_AXES,
              praise="Each token reads itself and the tokens before it, never the future.",
              mistakes=[
                  Mistake("polarity", lambda ns: ~attn.causal_mask(T(ns)),
@@ -271,6 +295,7 @@ def _causal_parts() -> list[Part]:
                          "Shifted by one: your mask lets each token read the next token too. Causal means j ≤ i."),
              ]),
         Part("weights", _causal_weights, what="the weight matrix (T × T)", decimals=2, rows_sum_to_one=True,
+             uses=("mask",), step=_causal_weights_from_mask, axes=QK_AXES,
              praise="Row i spreads its weight over tokens 1 … i only.",
              mistakes=[
                  Mistake("no_mask", full, "These weights ignore the mask: every token reads the future. Set the "
@@ -289,6 +314,7 @@ def _causal_parts() -> list[Part]:
                          "These weights leave out each token's own key (shifted by one). Causal means j ≤ i."),
              ]),
         Part("output", lambda ns: _causal_weights(ns) @ ns.V, what="the output (T × d_v)", decimals=2,
+             uses=("weights",), step=_output_from_weights, axes=OUTPUT_AXES,
              praise="The first output row is V's first row: token 1 can read only itself.",
              mistakes=[
                  Mistake("no_mask", lambda ns: full(ns) @ ns.V,
@@ -348,13 +374,15 @@ _CROSS_HINTS = (
 def _cross_parts() -> list[Part]:
     return [
         Part("scores", lambda ns: attn.scores(ns.Q, ns.K), what="the score matrix S (T_q × T_k)", decimals=2,
-             mistakes=score_mistakes()),
+             mistakes=score_mistakes(), axes=QK_AXES),
         Part("weights", lambda ns: attn.attention(ns.Q, ns.K, ns.V).weights, what="the weight matrix (T_q × T_k)",
              decimals=2, rows_sum_to_one=True, mistakes=weight_mistakes(),
-             praise="Two rows, one per query; each sums to 1 over the three keys."),
+             praise="Two rows, one per query; each sums to 1 over the three keys.",
+             uses=("scores",), step=_weights_from_scores, axes=QK_AXES),
         Part("output", lambda ns: attn.attention(ns.Q, ns.K, ns.V).output, what="the output (T_q × d_v)",
              decimals=2, mistakes=output_mistakes(),
-             praise="One output row per query: cross-attention keeps the length of the querying sequence."),
+             praise="One output row per query: cross-attention keeps the length of the querying sequence.",
+             uses=("weights",), step=_output_from_weights, axes=OUTPUT_AXES),
     ]
 
 
@@ -403,7 +431,7 @@ def _variance_parts() -> list[Part]:
                          "they multiply."),
              ]),
         Part("var_scaled", lambda ns: _dot_variance(ns) / ns.d_k, what="Var(q·k / √d_k), a number",
-             rtol=1e-6, atol=1e-9,
+             rtol=1e-6, atol=1e-9, uses=("var_raw",), step=lambda ns, var_raw: np.asarray(var_raw, dtype=np.float64) / ns.d_k,
              praise="The 1/√d_k scale removes the growth with d_k: the variance no longer depends on the width.",
              mistakes=[
                  Mistake("scaled_by_sqrt", lambda ns: _dot_variance(ns) / math.sqrt(ns.d_k),
@@ -416,6 +444,10 @@ def _variance_parts() -> list[Part]:
         Part("simulated", _dot_variance, what="your simulated variance of q·k, a number", rtol=0.1, atol=0.0,
              praise="Your simulation agrees with the formula (within 10 %).",
              mistakes=[
+                 Mistake("variance_as_scale", lambda ns: float(ns.d_k * ns.var_q ** 2 * ns.var_k ** 2),
+                         "Your simulation gives the variance of q·k for keys whose standard deviation is σ_k² "
+                         "rather than σ_k: NumPy's normal(loc, scale) takes the standard deviation as its scale, "
+                         "the square root of the variance the problem gives."),
                  Mistake("std", lambda ns: math.sqrt(_dot_variance(ns)),
                          "Your simulation gives the standard deviation (np.std); the variance is np.var."),
                  Mistake("scaled", lambda ns: _dot_variance(ns) / ns.d_k,

@@ -11,11 +11,19 @@
   ``.damaged-<time>.attn-progress.json`` and replaced by a fresh one: never a crash.
 - Every write goes to a temporary file in the same folder, is flushed and
   fsync'ed, then ``os.replace``'d over the old file: a write killed half-way
-  leaves the previous file intact.
+  leaves the previous file intact, and its ``.tmp-*`` file is removed by the
+  next write.
+- Read, update and write happen under a file lock (:mod:`filelock`, the file
+  ``.lock-.attn-progress.json``), so two kernels checking in one folder at
+  once merge their records: every attempt of both is kept.
 - A part's saved status is the best reached so far ("correct" stays correct).
+- Problems are told once per kernel, never raised: a folder that cannot be
+  written, a damaged file (set aside), a file in the working folder while
+  recording is off (a kernel restarted without running ``record_progress()``).
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import tempfile
@@ -25,6 +33,8 @@ from pathlib import Path
 from .feedback import CORRECT, NOT_TRIED, NOT_YET, Note, Table
 
 FILENAME = ".attn-progress.json"
+LOCKNAME = ".lock-" + FILENAME
+LOCK_SECONDS = 10.0
 FORMAT = "attn-progress"
 VERSION = 1
 
@@ -77,6 +87,12 @@ def _disabled_by_env() -> bool:
 
 def record_progress(on: bool = True, folder: str | os.PathLike | None = None) -> Note:
     """Turn saving on (or off). Saves to ``folder/.attn-progress.json``; ``folder`` defaults to the working directory."""
+    if _pending and _state["path"] is not None:
+        try:
+            _write(_state["path"], LOCK_SECONDS)  # verdicts still waiting for the previous file
+        except Exception:
+            pass
+    _pending.clear()
     if not on or _disabled_by_env():
         _state["path"] = None
         why = " (ATTN_PROGRESS=off is set)" if on else ""
@@ -101,14 +117,15 @@ def load(path: str | os.PathLike) -> tuple[dict, Note | None]:
         data = json.loads(path.read_text(encoding="utf-8"))
         jsonschema.validate(data, SCHEMA)
         return data, None
-    except (ValueError, jsonschema.ValidationError, UnicodeDecodeError) as exc:
+    except (ValueError, jsonschema.ValidationError, UnicodeDecodeError, RecursionError) as exc:
         aside = path.with_name(f".damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{FILENAME}")
         try:
             os.replace(path, aside)
             where = f"It was renamed to {aside.name}"
         except OSError as err:
             where = f"It could not be renamed ({err})"
-        reason = exc.message if isinstance(exc, jsonschema.ValidationError) else type(exc).__name__
+        reason = (exc.message if isinstance(exc, jsonschema.ValidationError) else
+                  "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__)
         return _empty(), Note("Progress file damaged",
                               f"{path.name} could not be read ({reason}). {where}; a fresh one starts now.")
     except OSError as exc:
@@ -150,22 +167,85 @@ def update(data: dict, feedbacks) -> dict:
     return data
 
 
+def _clean_temporaries(folder: Path) -> None:
+    """Remove the temporary files of writes that were killed half-way (called under the lock: none is live)."""
+    for tmp in folder.glob(".tmp-*" + FILENAME):
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _tell_once(key, note: Note) -> Note:
+    if key not in _reported:
+        _reported.add(key)
+        print(note)
+    return note
+
+
+def _restart_note() -> Note | None:
+    """Recording is off but a progress file sits in the working folder: a kernel restarted without record_progress()."""
+    if _disabled_by_env() or not (Path(os.getcwd()) / FILENAME).exists():
+        return None
+    return Note("Progress not saved", f"there is a {FILENAME} in this folder, but saving is off in this kernel "
+                "(a restart turns it off). Run the `record_progress()` cell at the top of the notebook.")
+
+
+_pending: list = []  # verdicts not yet written (the file was locked too long): written with the next check
+
+
+def _flush_at_exit() -> None:
+    if _pending and _state["path"] is not None:
+        _write(_state["path"], timeout=4 * LOCK_SECONDS)
+
+
+def _write(path: Path, timeout: float) -> Note | None:
+    """Fold every pending verdict into the file under the lock; raises filelock.Timeout if it stays locked."""
+    from filelock import FileLock
+
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"the folder {path.parent} does not exist")
+    with FileLock(str(path.with_name(LOCKNAME)), timeout=timeout, poll_interval=0.01):
+        _clean_temporaries(path.parent)
+        data, note = load(path)
+        save(path, update(data, _pending))
+        _pending.clear()
+    return note
+
+
 def record(feedbacks) -> Note | None:
-    """Called by ``check``: save the verdicts if recording is on. Never raises; a problem is reported once."""
+    """Called by ``check``: save the verdicts if recording is on. Never raises; a problem is reported once.
+
+    If another kernel holds the file longer than ``LOCK_SECONDS``, the verdicts wait in memory and are written
+    with the next check (or when the kernel exits): nothing is lost.
+    """
+    from filelock import Timeout
+
+    feedbacks = [f for f in feedbacks if getattr(f, "status", NOT_TRIED) != NOT_TRIED]
     path = _state["path"]
     if path is None or _disabled_by_env():
+        note = _restart_note() if feedbacks and path is None else None
+        return _tell_once(("restart", os.getcwd()), note) if note is not None else None
+    if not feedbacks and not _pending:
         return None
-    feedbacks = [f for f in feedbacks if getattr(f, "status", NOT_TRIED) != NOT_TRIED]
-    if not feedbacks:
-        return None
+    if not _state.get("atexit"):
+        atexit.register(_flush_at_exit)
+        _state["atexit"] = True
+    _pending.extend(feedbacks)
     try:
-        data, note = load(path)
-        save(path, update(data, feedbacks))
+        note = _write(path, LOCK_SECONDS)
+    except Timeout:
+        return _tell_once(("lock", str(path)), Note(
+            "Progress not saved yet", f"{path.name} is busy (another notebook is saving to it); your checks are "
+            "kept and saved with your next check."))
     except Exception as exc:  # a read-only folder, a full disk: the check itself still answers
-        note = Note("Progress not saved", f"{path}: {type(exc).__name__}: {exc}")
-    if note is not None and str(note) not in _reported:
-        _reported.add(str(note))
-        print(note)
+        _pending.clear()
+        what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return _tell_once(("unwritable", str(path), type(exc).__name__), Note(
+            "Progress not saved", f"{path.parent}: {type(exc).__name__}: {what}. Your checks still answer; "
+            "this is said once."))
+    if note is not None:
+        _tell_once(str(note), note)
     return note
 
 
@@ -185,7 +265,7 @@ def _names_an_item(text) -> bool:
     return any(it.id == name for it in items())
 
 
-def progress(folder: str | os.PathLike | None = None) -> Table:
+def progress(folder: str | os.PathLike | None = None) -> Table | Note:
     """A table of every item (not tried / not yet / correct) from the saved progress file.
 
     ``folder`` defaults to the file being recorded to, else the working directory.
@@ -194,6 +274,9 @@ def progress(folder: str | os.PathLike | None = None) -> Table:
 
     if folder is not None and not Path(folder).is_dir() and _names_an_item(folder):
         folder = None  # progress("B01"): the learner wants the table, which lists B01 among the rest
+    if folder is not None and not Path(folder).is_dir():
+        return Note("No such folder", f"The folder {str(folder)!r} does not exist, so it holds no progress. "
+                    "progress() with no argument reads the file next to this notebook.")
     if folder is not None:
         path = Path(folder) / FILENAME
     else:
@@ -209,5 +292,7 @@ def progress(folder: str | os.PathLike | None = None) -> Table:
     if note is not None:
         footer += f" {note}"
     if _state["path"] is None:
-        footer += " (Progress is saved only in your own copies under exercises/learner/.)"
+        restart = _restart_note()
+        footer += (f" {restart.text[0].upper()}{restart.text[1:]}" if restart is not None and folder is None else
+                   " (Progress is saved only in your own copies under exercises/learner/.)")
     return Table("Your progress", ["item", "title", "status", "parts correct"], rows, footer)
