@@ -1,7 +1,7 @@
 """The teachers' grader (attn.grading.batch): every sample, attack and limit in tests/data/submissions gets the
 expected row, in one sandboxed run with two jobs; side effects checked after it; resume; Dask; blank and solved.
 
-Kept to a few minutes: a 3 s cell limit, a 20 s notebook cap and --jobs 2 (about 30 notebooks).
+Kept to a few minutes: a 5 s cell limit, a 20 s notebook cap and --jobs 2 (about 30 notebooks).
 """
 import csv
 import json
@@ -103,7 +103,7 @@ def sample_report(tmp_path_factory):
     before, guarded = _tree(folder), _guarded()
     out = folder / "grades"  # in the graded folder itself: a second run must not grade these files
     proc = subprocess.run(
-        [sys.executable, "-m", "attn.grading.batch", str(folder), "-o", str(out), "--cell-timeout", "3",
+        [sys.executable, "-m", "attn.grading.batch", str(folder), "-o", str(out), "--cell-timeout", "5",
          "--notebook-timeout", "20", "--grade-timeout", "60", "--jobs", "2"], capture_output=True, text=True,
         timeout=900)
     assert proc.returncode == 0, proc.stderr
@@ -192,7 +192,7 @@ def test_a_second_run_in_the_same_folder_does_not_grade_its_own_output(sample_re
 
 def test_the_json_report_holds_every_parts_feedback(sample_report):
     report = json.loads(sample_report["out"].with_suffix(".json").read_text(encoding="utf-8"))
-    assert report["format"] == "attn-grades" and report["options"]["cell_timeout"] == 3.0
+    assert report["format"] == "attn-grades" and report["options"]["cell_timeout"] == 5.0
     rows = {(Path(r["file"]).name, r["item"]): r for r in report["rows"]}
     e01 = rows[("junk.ipynb", "E01")]["detail"][0]
     assert "NameError" in e01["message"] and "undefined_scale" in e01["message"] and "line 3" in e01["message"]
