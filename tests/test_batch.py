@@ -99,7 +99,7 @@ def _guarded() -> dict:
 @pytest.fixture(scope="module")
 def sample_report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class") / "submissions"
-    shutil.copytree(SUBMISSIONS, folder)
+    shutil.copytree(SUBMISSIONS, folder, symlinks=True)  # rows/readme-link.md stays a link
     before, guarded = _tree(folder), _guarded()
     out = folder / "grades"  # in the graded folder itself: a second run must not grade these files
     proc = subprocess.run(
@@ -177,6 +177,7 @@ def test_rows_a_teacher_can_rely_on(sample_report):
     nfd = next(r for f, r in rows.items() if f.startswith("rows/caf"))
     assert nfd["learner"] == "caf\u00e9" and "claims_other_learner" not in nfd["flags"]  # NFC: one learner
     assert "reads_expected" in rows["rows/reads-expected.md"]["flags"]
+    assert rows["rows/readme-link.md"]["status"] == "skipped"  # a symbolic link is never followed
     by_item = {(r["file"], r["item"]): r for r in _rows(out)}
     assert "duplicate" in by_item[("rows/alice/alice.md", "E08")]["flags"]
     assert "duplicate" in by_item[("alice.md", "E08")]["flags"] and "duplicate" not in by_item[("alice.md", "B01")]["flags"]

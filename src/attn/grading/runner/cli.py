@@ -22,6 +22,7 @@ from .sandbox import Limits, NoSandbox, check_available
 
 OUTPUT_SUFFIXES = (".csv", ".json", ".html", ".journal.jsonl")
 HIDDEN = "[hidden] "
+SYMLINK = "[symlink] "
 
 
 def usable_cores() -> int:
@@ -53,8 +54,14 @@ def expand(paths, stem: Path | None = None) -> list[tuple[Path, str]]:
     files = []
     for p in map(Path, paths):
         if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if f.is_file() and f.resolve() not in skip and not f.name.endswith(".tmp") and not _own_output(f):
+            found = []
+            for top, dirs, names in os.walk(p):  # symbolic links to folders are not entered
+                found += [Path(top) / n for n in names]
+                found += [Path(top) / d for d in dirs if (Path(top) / d).is_symlink()]
+            for f in sorted(found):
+                if f.is_symlink():
+                    files.append((f, SYMLINK + str(f)))  # never followed: it may point at any file of yours
+                elif f.is_file() and f.resolve() not in skip and not f.name.endswith(".tmp") and not _own_output(f):
                     hidden = any(part.startswith(".") for part in f.relative_to(p).parts)
                     files.append((f, HIDDEN + str(f) if hidden else str(f)))
         elif p.resolve() not in skip:

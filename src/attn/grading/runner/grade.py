@@ -28,6 +28,18 @@ from .rows import make_row
 from .sandbox import Limits
 
 
+_SANDBOX_CHECKED = []
+
+
+def _sandbox_ok() -> None:
+    """Raise :class:`sandbox.NoSandbox` (once checked, remembered) when no sandbox can run here."""
+    if not _SANDBOX_CHECKED:
+        from .sandbox import check_available
+
+        check_available()
+        _SANDBOX_CHECKED.append(True)
+
+
 def _spec_for(nb, items):
     spec = {i.upper(): None for i in items} if items else items_in(nb)
     if items:
@@ -128,6 +140,11 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
     path = Path(path)
     file = display_name or str(path)
     learner = own_name(path, learner_from)
+    if file.startswith("[symlink] "):  # a symbolic link inside a folder given to the grader (cli.expand)
+        return [make_row(learner, file[len("[symlink] "):], status="skipped",
+                         message="a symbolic link: not followed (it could point at any file the grader can read)")]
+    if sandboxed:
+        _sandbox_ok()
     if file.startswith("[hidden] "):  # a hidden file inside a folder given to the grader (cli.expand)
         return [make_row(learner, file[len("[hidden] "):], status="skipped",
                          message="hidden file: not graded (rename it, or name it on the command line, to grade it)")]

@@ -11,6 +11,7 @@ import unicodedata
 from pathlib import Path
 
 NOTEBOOK_SUFFIXES = (".md", ".ipynb")
+MAX_BYTES = 20 * 2**20  # a notebook larger than this is not read (a learner's notebook is a few hundred kB)
 GRADER_CALLS = {"check", "hint", "progress", "record_progress"}
 
 _ITEM = r"[\"'](?:II\.3\.)?([A-Za-z]\d\d)[\"']"
@@ -40,6 +41,9 @@ def read_notebook(path: Path):
     if suffix != path.suffix:
         notes.append(f"read as {suffix} (the file name says {path.suffix})")
     try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise NotNotebook(f"the file is {size / 2**20:.0f} MB; notebooks over {MAX_BYTES // 2**20} MB are not read")
         raw = path.read_bytes()
     except OSError as exc:
         raise NotNotebook(f"cannot read the file ({exc})") from None
