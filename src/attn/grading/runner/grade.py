@@ -64,6 +64,26 @@ def _function_jobs(spec: dict) -> tuple[set, dict]:
     return names, functions
 
 
+def _replay(kernel: Kernel, cells: list[str], upto: int, skip: set, cell_timeout: float, wall: float,
+            start: float) -> bool:
+    """Start a new kernel and re-run the cells before ``upto`` that are not in ``skip`` (the state before a killed
+    cell, without it). A cell that stops this kernel too joins ``skip`` and the replay starts over. False after
+    more than three such cells."""
+    while len(skip) <= 3:
+        kernel.start()
+        for j in range(upto):
+            left = wall - (time.monotonic() - start)
+            if j in skip or left <= 0:
+                continue
+            if kernel.execute(cells[j], min(cell_timeout, left)).status in ("killed", "dead"):
+                skip.add(j)
+                kernel.kill()
+                break
+        else:
+            return True
+    return False
+
+
 def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, grade_timeout: float,
               sandboxed: bool, limits: Limits) -> tuple[dict | None, list, str | None]:
     """``(hand-over or None, notes, crash)``: notes are ``{"cell", "error", "names"}`` for cells that failed."""
@@ -99,21 +119,9 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
                               "before it", "names": names})
                 skip.add(i)
                 kernel.kill()
-                if len(skip) > 3:
+                if not _replay(kernel, cells, i, skip, cell_timeout, wall, start):
                     crash = "more than three cells stopped the kernel"
                     break
-                kernel.start()
-                for j in range(i):  # the state before the bad cell, without it
-                    if j in skip:
-                        continue
-                    left = wall - (time.monotonic() - start)
-                    if left <= 0:
-                        break
-                    r2 = kernel.execute(cells[j], min(cell_timeout, left))
-                    if r2.status in ("killed", "dead"):
-                        skip.add(j)
-                        kernel.kill()
-                        kernel.start()
             if r.capped:
                 notes.append({"cell": i + 1, "error": f"OutputCapped: the cell printed {r.printed:,} characters or "
                               "more (not kept)", "names": []})
