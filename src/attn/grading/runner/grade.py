@@ -65,7 +65,7 @@ def _function_jobs(spec: dict) -> tuple[set, dict]:
 
 
 def _replay(kernel: Kernel, cells: list[str], upto: int, skip: set, cell_timeout: float, wall: float,
-            start: float) -> bool:
+            start: float, notes: list) -> bool:
     """Start a new kernel and re-run the cells before ``upto`` that are not in ``skip`` (the state before a killed
     cell, without it). A cell that stops this kernel too joins ``skip`` and the replay starts over. False after
     more than three such cells."""
@@ -76,6 +76,8 @@ def _replay(kernel: Kernel, cells: list[str], upto: int, skip: set, cell_timeout
             if j in skip or left <= 0:
                 continue
             if kernel.execute(cells[j], min(cell_timeout, left)).status in ("killed", "dead"):
+                notes.append({"cell": j + 1, "error": "KernelRestart: the cell stopped the kernel again when it was "
+                              "re-run after a restart, and was left out", "names": sorted(assigned_names(cells[j]))})
                 skip.add(j)
                 kernel.kill()
                 break
@@ -119,7 +121,7 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
                               "before it", "names": names})
                 skip.add(i)
                 kernel.kill()
-                if not _replay(kernel, cells, i, skip, cell_timeout, wall, start):
+                if not _replay(kernel, cells, i, skip, cell_timeout, wall, start, notes):
                     crash = "more than three cells stopped the kernel"
                     break
             if r.capped:
