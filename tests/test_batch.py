@@ -334,3 +334,23 @@ def test_the_problem_and_variant_learner_copies_filled_in_are_graded(tmp_path):
     assert subprocess.run(_cli(folder, "-o", out, "--jobs", "2"), timeout=600).returncode == 0
     report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert {r["item"]: (r["status"], r["flags"], r["seed"]) for r in report["rows"]} == want
+
+
+def test_flags_are_read_from_the_code():
+    from attn.grading.runner.notebook import flags
+
+    def nb(*cells):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+
+    assert flags(nb("from attn import softmax as sm", "def softmax(x, tau=1.0):\n    return sm(x, tau)"),
+                 {"softmax"}) == ["uses_attn_in:softmax"]
+    assert flags(nb("def split_heads(X, h):\n    import attn as a\n    return a.split_heads(X, h)"),
+                 {"split_heads"}) == ["uses_attn_in:split_heads"]
+    assert flags(nb("import attn", "def helper(x):\n    return attn.softmax(x)",  # not a part: fine
+                    "def softmax(x, tau=1.0):\n    return helper(x)"), {"softmax"}) == []
+    assert flags(nb("import numpy as np\ndef softmax(x, tau=1.0):\n    e = np.exp(x)\n    return e / e.sum()"),
+                 {"softmax"}) == []
+    assert flags(nb("from attn.grading import get_item\nw = get_item('B01').expected()['weights']"), set()) == [
+        "reads_expected"]
+    assert flags(nb("ns = get_item('B01').context()"), set()) == ["reads_expected"]
+    assert flags(nb('check("B01")  # the learner\'s own check is fine'), set()) == []
