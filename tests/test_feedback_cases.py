@@ -85,7 +85,7 @@ CASES = [
     ("B01", "weights", lambda d: _exp("B01", "weights") * np.array([[1], [1.3], [1]]), None, NOT_YET, "rows_sum",
      ["Row 2 "], []),
     # 6. wording
-    ("B05", "var_raw", lambda d: [64.0, 1.0], None, NOT_YET, "shape", ["a single number"], ["shape ()"]),
+    ("B05", "var_raw", lambda d: [64.0, 1.0], None, NOT_YET, "shape", ["asks for a single number, Var(q·k);", "holds 2 numbers"], ["shape ()", "a number has"]),
     ("B01", "output", lambda d: _first_entry_off("B01", "output"), None, NOT_YET, "value", ["1 of 6 entries is"],
      ["entry is not"]),
 ]

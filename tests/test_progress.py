@@ -254,3 +254,8 @@ def test_progress_of_a_missing_folder_says_so(tmp_path):
     note = progress(tmp_path / "missing")
     assert "does not exist" in str(note) and not note
     assert "does not exist" in str(progress("missing/"))
+
+
+def test_the_progress_store_does_not_import_the_registry():
+    src = (ROOT / "src" / "attn" / "grading" / "progress_file.py").read_text(encoding="utf-8")
+    assert "from .items" not in src and "import items" not in src and "learner_api" not in src

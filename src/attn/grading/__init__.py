@@ -134,7 +134,8 @@ from . import problems as _problems  # noqa: F401  (registers B01–B05, V01–V
 from . import exercises as _exercises  # noqa: F401  (registers E01–E10)
 from .feedback import CORRECT, NOT_TRIED, NOT_YET, Feedback, Note, Report, Table
 from .items import Item, Mistake, Part, Variant, check, get_item, hint, items, register, variant
-from .progress_file import progress, record_progress
+from .learner_api import progress
+from .progress_file import record_progress
 
 __all__ = [
     "CORRECT",

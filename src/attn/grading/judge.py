@@ -25,6 +25,7 @@ outcomes, however they were computed), each outcome judged like a value.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import numpy as np
@@ -35,10 +36,6 @@ from .feedback import CORRECT, NOT_TRIED, NOT_YET, Feedback
 
 def _fb(item: str, part, status: str, message: str, key: str | None = None) -> Feedback:
     return Feedback(item, part.name, status, message, key)
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def where(index, ndim: int, counts_from: int) -> str:
@@ -131,7 +128,7 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
         return "value", f"That is not the value yet{tol}. Check the arithmetic, or ask for a hint."
     first = np.argwhere(off)[0]
     return "value", (
-        f"{_entries(int(off.sum()), off.size)} not right yet (the first in {where(first, a.ndim, counts_from)}). "
+        f"{_entries(int(off.sum()), off.size)} not right yet (the first: {where(first, a.ndim, counts_from)}). "
         "Check the arithmetic there, or ask for a hint."
     )
 
@@ -147,6 +144,12 @@ def _singular(axis: str) -> str:
 
 def _shape_message(arr: np.ndarray, expected: np.ndarray, part) -> str:
     want = part.what or "this answer"
+    if expected.ndim == 0:
+        want = re.sub(r",\s*a number$", "", want)
+        return (f"This part asks for a single number, {want}; your answer holds {arr.size} numbers "
+                f"(shape {arr.shape}).")
+    if arr.ndim == 0:
+        return f"Your answer is a single number, but {want} has shape {expected.shape}."
     msg = f"Your answer has {_shape_name(arr.shape)}, but {want} has {_shape_name(expected.shape)}."
     if arr.ndim == expected.ndim == 2 and arr.shape == expected.shape[::-1]:
         msg += " That is the transposed shape"
@@ -216,7 +219,7 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
         if a.ndim == 2 and a.shape[0] == a.shape[1] and np.array_equal(a.T, expected):
             return _fb(item_id, part, NOT_YET, _transposed(part), "transposed")
         return _fb(item_id, part, NOT_YET,
-                   f"{_entries(len(off), a.size)} not right yet (the first in {where(off[0], a.ndim, counts_from)}). "
+                   f"{_entries(len(off), a.size)} not right yet (the first: {where(off[0], a.ndim, counts_from)}). "
                    "True means: this query may read this key.", "value")
     if raw is not None:
         msg = _wrapped(raw, expected)

@@ -1,4 +1,4 @@
-"""What the learner calls: ``check``, ``hint``, ``variant`` (and :class:`Variant`).
+"""What the learner calls: ``check``, ``hint``, ``variant`` (and :class:`Variant`), ``progress``.
 
 ``check`` never raises on a wrong or junk answer, and whatever it returns is
 truthy only for a correct verdict: a :class:`Note` (a misuse, an unknown item,
@@ -208,4 +208,23 @@ def variant(item_id: str, seed: int = 0) -> Variant | Note:
     return Variant(item, int(seed))
 
 
-__all__ = ["Variant", "check", "hint", "variant"]
+def progress(folder=None):
+    """A table of every item (not tried / not yet / correct) from the saved progress file.
+
+    ``folder`` defaults to the file being recorded to, else the working directory; ``progress("B01")``
+    shows the whole table (B01 is in it).
+    """
+    from pathlib import Path
+
+    from . import progress_file as _store
+
+    if folder is not None and not Path(folder).is_dir():
+        try:
+            get_item(folder)
+            folder = None  # progress("B01"): the learner wants the table, which lists B01 among the rest
+        except (KeyError, TypeError):
+            pass
+    return _store.table(items(), folder)
+
+
+__all__ = ["Variant", "check", "hint", "progress", "variant"]

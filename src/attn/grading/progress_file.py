@@ -17,6 +17,8 @@
   ``.lock-.attn-progress.json``), so two kernels checking in one folder at
   once merge their records: every attempt of both is kept.
 - A part's saved status is the best reached so far ("correct" stays correct).
+- This module is the store only: it never imports the registry of items
+  (``table`` is given the items; :func:`attn.grading.progress` passes them).
 - Problems are told once per kernel, never raised: a folder that cannot be
   written, a damaged file (set aside), a file in the working folder while
   recording is off (a kernel restarted without running ``record_progress()``).
@@ -258,22 +260,12 @@ def item_status(data: dict, item) -> str:
     return NOT_YET
 
 
-def _names_an_item(text) -> bool:
-    from .items import items
+def table(items, folder: str | os.PathLike | None = None) -> Table | Note:
+    """A table of ``items`` (not tried / not yet / correct) from the saved progress file in ``folder``.
 
-    name = str(text).upper().removeprefix("II.3.")
-    return any(it.id == name for it in items())
-
-
-def progress(folder: str | os.PathLike | None = None) -> Table | Note:
-    """A table of every item (not tried / not yet / correct) from the saved progress file.
-
-    ``folder`` defaults to the file being recorded to, else the working directory.
+    ``folder`` defaults to the file being recorded to, else the working directory. The items are passed in
+    (``attn.grading.progress`` passes every registered item): this module does not import the registry.
     """
-    from .items import items
-
-    if folder is not None and not Path(folder).is_dir() and _names_an_item(folder):
-        folder = None  # progress("B01"): the learner wants the table, which lists B01 among the rest
     if folder is not None and not Path(folder).is_dir():
         return Note("No such folder", f"The folder {str(folder)!r} does not exist, so it holds no progress. "
                     "progress() with no argument reads the file next to this notebook.")
@@ -283,7 +275,7 @@ def progress(folder: str | os.PathLike | None = None) -> Table | Note:
         path = _state["path"] or Path(os.getcwd()) / FILENAME
     data, note = load(path)
     rows = []
-    for it in items():
+    for it in items:
         parts = data["items"].get(it.id, {}).get("parts", {})
         done = sum(parts.get(p, {}).get("status") == CORRECT for p in it.part_names)
         rows.append([f"II.3.{it.id}", it.title, item_status(data, it), f"{done}/{len(it.parts)}"])
