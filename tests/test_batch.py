@@ -354,3 +354,36 @@ def test_flags_are_read_from_the_code():
         "reads_expected"]
     assert flags(nb("ns = get_item('B01').context()"), set()) == ["reads_expected"]
     assert flags(nb('check("B01")  # the learner\'s own check is fine'), set()) == []
+
+
+def _joined(pages) -> Path:
+    """One notebook made of several pages (one kernel for all of them)."""
+    cells = []
+    for p in pages:
+        cells += jupytext.read(p).cells
+    return nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                                          "display_name": "Python 3"}})
+
+
+def test_blank_learner_notebooks_are_not_tried_for_every_item(tmp_path):
+    pages = [learner.copy_path(p, ROOT) for p in learner.pages(ROOT) if p.name.startswith("e")]
+    assert len(pages) == 10
+    path = tmp_path / "blank.ipynb"
+    nbformat.write(_joined(pages), path)
+    rows = batch.grade_file(path, cell_timeout=30)
+    assert {r["item"]: r["status"] for r in rows} == {i: "not tried" for i in EXERCISES}
+
+
+def test_solved_notebooks_get_full_marks(tmp_path):
+    pages = [p for p in learner.pages(ROOT) if p.name.startswith("e")]  # the book pages, solutions included
+    path = tmp_path / "solved.ipynb"
+    nbformat.write(_joined(pages), path)
+    rows = batch.grade_file(path, cell_timeout=60)
+    assert {r["item"]: (r["status"], r["score"]) for r in rows} == {i: ("correct", 1.0) for i in EXERCISES}
+
+
+def test_the_console_script_is_declared():
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts["attn-grade"] == "attn.grading.batch:main"
