@@ -40,6 +40,8 @@ def _attn_collect(ns, request):
                 return {"$": "object", "type": "ndarray", "text": f"an array of shape {a.shape} (too large to grade)"}
             return {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape),
                     "data": a.astype(np.float64 if a.dtype.kind == "f" else a.dtype).ravel().tolist()}
+        if isinstance(v, range):
+            v = list(v)
         if isinstance(v, (list, tuple)) and depth < 6:
             if len(v) > limits["elements"]:
                 return {"$": "object", "type": type(v).__name__, "text": f"a {type(v).__name__} of {len(v)} items"}
@@ -53,6 +55,15 @@ def _attn_collect(ns, request):
                        if i.opname not in ("RESUME", "NOP", "CACHE")]
                 stub = ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
             return {"$": "function", "name": str(getattr(v, "__name__", "function"))[:80], "stub": stub}
+        try:  # array-likes (pandas, torch, np.matrix) and plain numbers (Fraction, Decimal), as NumPy reads them
+            if hasattr(v, "__array__"):
+                a = np.asarray(v)
+                if a.dtype.kind in "biuf":
+                    return enc(np.asarray(a), depth)
+            elif hasattr(v, "__float__") and not isinstance(v, complex):
+                return float(v)
+        except Exception:  # noqa: BLE001 - whatever it is, it is handed over as an object
+            pass
         return {"$": "object", "type": type(v).__name__[:80], "text": repr(v)[:200] if depth == 0 else ""}
 
     def dec(v):
