@@ -34,7 +34,8 @@ def parse(argv=None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke test, not a measurement)")
     p.add_argument("--book", action="store_true", help="also time a clean strict build of the book and a no-change rebuild (slow)")
-    p.add_argument("--only", default="", help="comma-separated subset of: kernel, startup, widgets, explorers, book")
+    p.add_argument("--grading", action="store_true", help="also time the teachers' grading run (200 notebooks, ~15 min)")
+    p.add_argument("--only", default="", help="comma-separated subset of: kernel, startup, widgets, explorers, book, grading")
     p.add_argument("--max-T", type=int, default=None, help="largest sequence length for the kernel benchmark")
     p.add_argument("--max-naive-T", type=int, default=None, help="largest T at which to run the naive version")
     p.add_argument("--keep-blas-env", action="store_true", help=f"do not unset {' / '.join(BLAS_VARS)}")
@@ -57,10 +58,11 @@ def main(argv=None) -> int:
 
     from tqdm import tqdm
 
-    from . import book, explorers, kernel, machine, report, startup, widgets
+    from . import book, explorers, grading, kernel, machine, report, startup, widgets
 
-    wanted = {s.strip() for s in args.only.split(",") if s.strip()} or {"kernel", "startup", "widgets", "explorers", "book"}
-    unknown = wanted - {"kernel", "startup", "widgets", "explorers", "book"}
+    ALL = {"kernel", "startup", "widgets", "explorers", "book", "grading"}
+    wanted = {s.strip() for s in args.only.split(",") if s.strip()} or set(ALL)
+    unknown = wanted - ALL
     if unknown:
         print(f"unknown benchmark(s) {sorted(unknown)}", file=sys.stderr)
         return 2
@@ -68,6 +70,9 @@ def main(argv=None) -> int:
     if "book" in wanted and not args.book and args.only.strip() == "":
         wanted.discard("book")
         not_run["book"] = "pass --book to time a clean strict build and a no-change rebuild (a few minutes)"
+    if "grading" in wanted and not args.grading and args.only.strip() == "":
+        wanted.discard("grading")
+        not_run["grading"] = "pass --grading to time the teachers' grading run (200 notebooks, jobs 1 and 2)"
 
     T_values = kernel.QUICK_T_VALUES if args.quick else kernel.T_VALUES
     if args.max_T:
@@ -78,7 +83,8 @@ def main(argv=None) -> int:
 
     total = ((kernel.steps(T_values) if "kernel" in wanted else 0) + (startup.steps(rounds) if "startup" in wanted else 0)
              + (widgets.steps(len(found)) if "widgets" in wanted else 0)
-             + (explorers.steps() if "explorers" in wanted else 0) + (book.steps() if "book" in wanted else 0))
+             + (explorers.steps() if "explorers" in wanted else 0) + (book.steps() if "book" in wanted else 0)
+             + (grading.steps() if "grading" in wanted else 0))
     results = {"machine": machine.describe(removed), "quick": args.quick, "not_run": not_run}
     started = time.perf_counter()
     with tqdm(total=total, unit="step", dynamic_ncols=True, file=sys.stderr) as bar:
@@ -96,6 +102,8 @@ def main(argv=None) -> int:
             results["explorers"] = explorers.run(explorers.QUICK_MOVES if args.quick else explorers.MOVES, tick=tick)
         if "book" in wanted:
             results["book"] = book.run(tick=tick)
+        if "grading" in wanted:
+            results["grading"] = grading.run(grading.QUICK_COPIES if args.quick else grading.COPIES, tick=tick)
     results["total_seconds"] = time.perf_counter() - started
     results["machine"]["load_average_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 

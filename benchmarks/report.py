@@ -142,6 +142,12 @@ def book_lines(b: dict, markdown: bool) -> list[str]:
     return out + ["", f"Clean build under {b['goal_clean_s']:.0f} s: {_yes(b['clean_met'])}."]
 
 
+def _grading_lines(res: dict, markdown: bool) -> list[str]:
+    from .grading import lines
+
+    return lines(res, markdown)
+
+
 def render(results: dict, markdown: bool = False) -> str:
     h = (lambda t: f"## {t}") if markdown else (lambda t: f"\n== {t} ==")
     out = ["# attn benchmarks" if markdown else "attn benchmarks", ""]
@@ -150,7 +156,8 @@ def render(results: dict, markdown: bool = False) -> str:
                 ("startup", "Start-up", startup_lines),
                 ("widgets", "Widget updates (Agg: one blitted render per move, against a new figure per move)", widget_lines),
                 ("explorers", "Live explorers: input handler in headless Chromium (web page and JupyterLab)", explorer_lines),
-                ("book", "Book build", book_lines)]
+                ("book", "Book build", book_lines),
+                ("grading", "Grading a class (attn-grade)", _grading_lines)]
     for key, title, fn in sections:
         if key in results:
             out += ["", h(title), ""] + fn(results[key], markdown)

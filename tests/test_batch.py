@@ -1,23 +1,30 @@
-"""The teachers' grader (attn.grading.batch): sample submissions give the expected CSV; blank and solved notebooks.
+"""The teachers' grader (attn.grading.batch): every sample, attack and limit in tests/data/submissions gets the
+expected row, in one sandboxed run with two jobs; side effects checked after it; resume; Dask; blank and solved.
 
-Kept fast: a 3 s cell limit and one kernel per notebook (7 sample notebooks, one blank, one solved).
+Kept to a few minutes: a 5 s cell limit, a 20 s notebook cap and --jobs 2 (about 30 notebooks).
 """
 import csv
 import json
+import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import pytest
 
+import attn
 from attn.grading import batch, learner
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSIONS = ROOT / "tests" / "data" / "submissions"
 EXPECTED = ROOT / "tests" / "data" / "submissions-expected.csv"
-COMPARED = ["learner", "file", "item", "status", "parts_correct", "parts_total", "mistakes"]
+COMPARED = ["learner", "claimed", "file", "item", "status", "parts_correct", "parts_total", "mistakes", "flags"]
 EXERCISES = [f"E{i:02d}" for i in range(1, 11)]
 
 
@@ -47,8 +54,7 @@ def test_the_learner_is_the_stem_the_folder_or_the_metadata(tmp_path):
     assert batch.learner_of(p, nb) == "e01"
     assert batch.learner_of(p, nb, "parent") == "bob"
     nb.metadata["attn"] = {"learner": "Robert"}
-    assert batch.learner_of(p, nb, "parent") == "Robert"
-    assert batch.learner_of(SUBMISSIONS / "right.md", batch.read_notebook(SUBMISSIONS / "right.md")) == "alice"
+    assert batch.learner_of(p, nb, "parent") == "bob"  # a notebook's claim never decides its row
 
 
 @pytest.mark.parametrize("name, status", [("notes.txt", "not a notebook"), ("empty.md", "empty"),
@@ -58,31 +64,136 @@ def test_bad_files_get_a_row_saying_so(name, status):
     assert [r["status"] for r in rows] == [status] and rows[0]["message"]
 
 
-# ----------------------------------------------------------------------------- the command line on the samples
+# ----------------------------------------------------------------------------- the command line on every sample
+def _tree(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _evil_processes() -> list[str]:
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes()
+            uid = int(next(line.split()[1] for line in (d / "status").read_text().splitlines()
+                           if line.startswith("Uid:")))
+        except (OSError, StopIteration, ValueError):
+            continue
+        if b"attn-evil" in cmd or uid >= 200_000:  # the sandboxes' own user ids (as root) start at 200000
+            found.append(cmd.replace(b"\0", b" ").decode(errors="replace")[:120])
+    return found
+
+
+def _guarded() -> dict:
+    """Files a submission must not change: the attn package, the venv's site-packages .pth files, IPython startup."""
+    import site
+
+    paths = [p for p in (ROOT / "src" / "attn").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    for d in site.getsitepackages():
+        paths += list(Path(d).glob("*.pth"))
+    paths += list((Path.home() / ".ipython").rglob("startup/*"))
+    return {str(p): p.read_bytes() for p in paths}
+
+
 @pytest.fixture(scope="module")
 def sample_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("grades") / "grades"
+    folder = tmp_path_factory.mktemp("class") / "submissions"
+    shutil.copytree(SUBMISSIONS, folder, symlinks=True)  # rows/readme-link.md stays a link
+    before, guarded = _tree(folder), _guarded()
+    out = folder / "grades"  # in the graded folder itself: a second run must not grade these files
     proc = subprocess.run(
-        [sys.executable, "-m", "attn.grading.batch", str(SUBMISSIONS), "-o", str(out), "--cell-timeout", "3",
-         "--grade-timeout", "60"], capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "attn.grading.batch", str(folder), "-o", str(out), "--cell-timeout", "5",
+         "--notebook-timeout", "20", "--grade-timeout", "60", "--jobs", "2"], capture_output=True, text=True,
+        timeout=900)
     assert proc.returncode == 0, proc.stderr
-    return out, proc
+    csv_text = out.with_suffix(".csv").read_bytes()
+    time.sleep(3)  # a daemon left behind would rewrite grades.csv now
+    return {"out": out, "proc": proc, "folder": folder, "before": before, "guarded": guarded, "csv": csv_text}
 
 
-def test_the_cli_gives_the_expected_csv(sample_report):
-    out, proc = sample_report
-    got = [{k: (Path(r[k]).name if k == "file" else r[k]) for k in COMPARED}
-           for r in csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8"))]
+def _rows(out: Path) -> list[dict]:
+    return [{k: (str(Path(r["file"]).relative_to(out.parent)) if k == "file" else r[k]) for k in COMPARED}
+            for r in csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8"))]
+
+
+def test_every_sample_attack_and_limit_gets_its_expected_row(sample_report):
+    got = _rows(sample_report["out"])
     want = list(csv.DictReader(open(EXPECTED, encoding="utf-8")))
     key = lambda r: (r["file"], r["item"])  # noqa: E731
     assert sorted(got, key=key) == sorted(want, key=key)
-    assert "grading" in proc.stderr and "wrote" in proc.stderr  # the tqdm bar and the summary
+    assert "grading" in sample_report["proc"].stderr and "wrote" in sample_report["proc"].stderr
+
+
+def test_wrong_answers_stay_wrong_whatever_the_notebook_does_to_the_grader(sample_report):
+    rows = {r["file"]: r for r in _rows(sample_report["out"])}
+    for attack in ("allclose", "display", "transformer", "startup-pth", "write-src"):
+        r = rows[f"attacks/{attack}.md"]
+        assert (r["item"], r["status"], r["parts_correct"]) == ("B01", "not yet", "0"), attack
+    for attack in ("argv", "copy-blank", "daemon"):  # right only if they saw the grader or another learner
+        assert rows[f"attacks/{attack}.md"]["status"] == "not yet", attack
+    assert rows["attacks/leftover.md"]["parts_correct"] == "1"  # its own answers are still graded
+
+
+def test_no_file_outside_the_sandbox_changed_and_nothing_is_left_running(sample_report):
+    folder = sample_report["folder"]
+    after = _tree(folder)
+    outputs = {"grades.csv", "grades.json", "grades.html", "grades.journal.jsonl"}
+    assert {k: v for k, v in after.items() if k not in outputs} == sample_report["before"]  # alice.md not blanked
+    assert _guarded() == sample_report["guarded"]  # attn, .pth files, IPython startup files untouched
+    assert sample_report["out"].with_suffix(".csv").read_bytes() == sample_report["csv"]  # no daemon rewrote it
+    assert _evil_processes() == []
+
+
+def test_the_limits_keep_the_run_going(sample_report):
+    report = json.loads(sample_report["out"].with_suffix(".json").read_text(encoding="utf-8"))
+    rows = {(str(Path(r["file"]).relative_to(sample_report["folder"])), r["item"]): r for r in report["rows"]}
+    ignores = rows[("limits/ignores-interrupt.md", "E08")]  # killed, restarted; answers before and after graded
+    assert ignores["status"] == "correct" and "cell 3" in ignores["message"] and "ignored the interrupt" in ignores["message"]
+    keyboard = rows[("limits/keyboard-interrupt.md", "E08")]
+    assert [n["error"] for n in keyboard["notes"]] == ["KeyboardInterrupt"]  # raised, not a timeout
+    assert "OutputCapped" in rows[("limits/print-flood.md", "E08")]["message"]
+    resources = rows[("limits/resources.md", "E08")]  # memory and file-size limits: errors in those cells only
+    assert [n["error"].split(":")[0] for n in resources["notes"]] == ["MemoryError", "OSError"]
+    slow = rows[("limits/slow.md", "E08")]
+    assert slow["status"] == "correct" and "WallClock" in slow["message"]
+    assert rows[("limits/swallows-alarm.md", "E01")]["mistakes"] == "timeout"
+    assert rows[("limits/swallows-alarm.md", "E09")]["status"] == "correct"  # only its own part lost
+    dies = rows[("kernel-dies.md", "E10")]
+    assert dies["detail"][0]["status"] == "correct" and "KernelRestart" in dies["message"]  # cause, set before
+
+
+def test_rows_a_teacher_can_rely_on(sample_report):
+    out = sample_report["out"]
+    raw = list(csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8")))
+    formula = next(r for r in raw if r["file"].endswith("formula.md"))
+    assert formula["claimed"].startswith("'=")  # neutralised for spreadsheets
+    for r in raw:
+        for v in r.values():
+            assert not v.startswith(("=", "+", "-", "@", "\t", "\r")), v
+    rows = {r["file"]: r for r in _rows(out)}
+    assert rows["rows/mallory.md"]["learner"] == "mallory" and rows["rows/mallory.md"]["claimed"] == "bob"
+    assert "claims_other_learner" in rows["rows/mallory.md"]["flags"]
+    nfd = next(r for f, r in rows.items() if f.startswith("rows/caf"))
+    assert nfd["learner"] == "caf\u00e9" and "claims_other_learner" not in nfd["flags"]  # NFC: one learner
+    assert "reads_expected" in rows["rows/reads-expected.md"]["flags"]
+    assert rows["rows/readme-link.md"]["status"] == "skipped"  # a symbolic link is never followed
+    by_item = {(r["file"], r["item"]): r for r in _rows(out)}
+    assert "duplicate" in by_item[("rows/alice/alice.md", "E08")]["flags"]
+    assert "duplicate" in by_item[("alice.md", "E08")]["flags"] and "duplicate" not in by_item[("alice.md", "B01")]["flags"]
+    html_report = out.with_suffix(".html").read_text(encoding="utf-8")
+    assert "<img alt=" in html_report and "data:image/png;base64," in html_report and "E08" in html_report
+
+
+def test_a_second_run_in_the_same_folder_does_not_grade_its_own_output(sample_report):
+    folder = sample_report["folder"]
+    files = [p.name for p, _ in batch._expand([folder], folder / "other-stem")]
+    assert not any(n.startswith("grades") for n in files)
 
 
 def test_the_json_report_holds_every_parts_feedback(sample_report):
-    out, _ = sample_report
-    report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
-    assert report["format"] == "attn-grades" and report["options"]["cell_timeout"] == 3.0
+    report = json.loads(sample_report["out"].with_suffix(".json").read_text(encoding="utf-8"))
+    assert report["format"] == "attn-grades" and report["options"]["cell_timeout"] == 5.0
     rows = {(Path(r["file"]).name, r["item"]): r for r in report["rows"]}
     e01 = rows[("junk.ipynb", "E01")]["detail"][0]
     assert "NameError" in e01["message"] and "undefined_scale" in e01["message"] and "line 3" in e01["message"]
@@ -90,11 +201,159 @@ def test_the_json_report_holds_every_parts_feedback(sample_report):
     assert "did not return within" in loop["detail"][0]["message"]
     assert any("time limit" in n["error"] for n in loop["notes"])
     assert rows[("loop.md", "E02")]["status"] == "correct"  # cells after the endless loop still ran
-    assert "died" in rows[("kernel-dies.md", "E10")]["message"]
     assert "ZeroDivisionError" in rows[("crashing-cell.md", "E06")]["message"]
-    assert "raised NameError" in rows[("junk.ipynb", "E07")]["message"]
+    assert "NameError" in rows[("junk.ipynb", "E07")]["message"]
     for r in report["rows"]:  # messages never show an expected array
         assert "[[" not in r["message"]
+
+
+# ----------------------------------------------------------------------------- hostile hand-over data
+def test_the_hand_over_is_read_as_data_never_as_objects():
+    from attn.grading.runner import collect
+
+    assert collect.parse('ATTNx{"values": {}}\n', "ATTNy") is None  # another nonce: ignored
+    assert collect.parse("ATTNx{not json", "ATTNx") is None
+    bad = collect.decode({"$": "array", "dtype": "|O", "shape": [1], "data": ["__import__('os')"]})
+    assert isinstance(bad, collect.Opaque)
+    assert isinstance(collect.decode({"$": "array", "dtype": "<f8", "shape": [2, 2], "data": [1, 2]}), collect.Opaque)
+    arr = collect.decode({"$": "array", "dtype": "<f4", "shape": [2], "data": [0.5, float("nan")]})
+    assert arr.dtype == np.float32 and arr[0] == 0.5 and np.isnan(arr[1])
+
+
+def test_a_short_hand_over_never_passes_the_missing_tests():
+    from attn.grading import get_item
+    from attn.grading.runner import collect
+
+    item = get_item("E01")
+    cases = item.cases("softmax")
+    first = collect.encode(np.asarray(attn.softmax(*cases[0])))  # the right output for the first case only
+    data = {"values": {"softmax": {"$": "function", "name": "softmax", "stub": False}},
+            "functions": {"softmax": [{"value": first}]}}
+    verdict = collect.judge_items({"E01": None}, data)["E01"]["parts"][0]
+    assert verdict["status"] == "not yet" and f"test 2 of {len(cases)}" in verdict["message"]
+
+
+def test_csv_cells_are_neutralised():
+    from attn.grading.runner.rows import neutralise
+
+    for s in ("=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx"):
+        assert neutralise(s) == "'" + s
+    assert neutralise("alice") == "alice" and neutralise(-1) == -1 and neutralise(0.5) == 0.5
+
+
+def test_no_sandbox_means_a_refusal_unless_asked(tmp_path, monkeypatch, capsys):
+    from attn.grading.runner import sandbox
+
+    monkeypatch.setattr(sandbox, "_which", lambda name: None)
+    assert batch.main([str(SUBMISSIONS / "empty.md"), "-o", str(tmp_path / "g"), "-q"]) == 3
+    assert "--no-sandbox" in capsys.readouterr().err
+    assert batch.main([str(SUBMISSIONS / "empty.md"), "-o", str(tmp_path / "g"), "-q", "--no-sandbox"]) == 0
+
+
+# ----------------------------------------------------------------------------- resume, Dask
+QUICK = ["rows/mallory.md", "rows/UPPER.MD", "limits/keyboard-interrupt.md", "rows/reads-expected.md"]
+
+
+def _quick_class(tmp_path) -> Path:
+    folder = tmp_path / "class"
+    for f in QUICK:
+        (folder / Path(f).name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SUBMISSIONS / f, folder / Path(f).name)
+    return folder
+
+
+def _cli(*args):
+    return [sys.executable, "-m", "attn.grading.batch", *map(str, args), "--cell-timeout", "10", "-q"]
+
+
+def _csv_rows(path: Path) -> list:
+    return sorted(tuple((k, v) for k, v in r.items() if k != "file") for r in csv.DictReader(open(path, encoding="utf-8")))
+
+
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory):
+    """A --jobs 1 run interrupted (SIGINT, as Ctrl-C) after its first file, then the same command again."""
+    tmp = tmp_path_factory.mktemp("resume")
+    folder = _quick_class(tmp)
+    out = tmp / "grades"
+    proc = subprocess.Popen(_cli(folder, "-o", out, "--jobs", "1"))
+    journal = tmp / "grades.journal.jsonl"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 1):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(120)
+    first = journal.read_text().count("\n")
+    rows_then = len(list(csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8"))))
+    again = subprocess.run(_cli(folder, "-o", out, "--jobs", "1"), timeout=300).returncode
+    return {"code": code, "first": first, "rows_then": rows_then, "again": again, "folder": folder, "out": out,
+            "journal": journal}
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(resumed_run):
+    r = resumed_run
+    assert r["code"] == 130 and 1 <= r["first"] < len(QUICK)
+    assert r["rows_then"] == r["first"]  # the rows of the files graded before Ctrl-C are in grades.csv
+    assert r["again"] == 0
+    assert r["journal"].read_text().count("\n") == len(QUICK)  # the first files were not graded again
+    want = [dict(w) for w in csv.DictReader(open(EXPECTED, encoding="utf-8")) if w["file"] in QUICK]
+    got = [{k: (str(Path(g["file"]).name) if k == "file" else g[k]) for k in COMPARED}
+           for g in csv.DictReader(open(r["out"].with_suffix(".csv"), encoding="utf-8"))]
+    key = lambda x: x["learner"]  # noqa: E731
+    assert sorted(got, key=key) == sorted(({**w, "file": Path(w["file"]).name} for w in want), key=key)
+
+
+def test_a_local_dask_cluster_gives_the_same_rows_as_one_job(resumed_run, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert subprocess.run(_cli(resumed_run["folder"], "-o", tmp_path / "dask", "--scheduler",
+                                   cluster.scheduler_address), timeout=300).returncode == 0
+    assert _csv_rows(tmp_path / "dask.csv") == _csv_rows(resumed_run["out"].with_suffix(".csv"))
+
+
+def test_the_problem_and_variant_learner_copies_filled_in_are_graded(tmp_path):
+    """B01-B05 and V01-V04 as a learner gets them, each answer filled in; a variant's seed is a variable (5 here),
+    read back from the Variant object the notebook made: a wrong seed would give wrong answers."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    want = {}
+    for page in learner.pages(ROOT):
+        if page.name[0] not in "bv":
+            continue
+        copy = learner.copy_path(page, ROOT)
+        text = copy.read_text(encoding="utf-8")
+        item = "V" + page.name[1:3] if page.name[0] == "v" else "B" + page.name[1:3]
+        seed = "seed" if item[0] == "V" else ""
+        text = re.sub(r"^seed = 0\b", "seed = 5", text, flags=re.M)
+        text = re.sub(r"^(\w+) = \.\.\.", lambda m: f"{m[1]} = __import__('attn.grading', fromlist=['x'])"
+                      f".get_item({item!r}).expected({seed})[{m[1]!r}]", text, flags=re.M)
+        (folder / copy.name).write_text(text, encoding="utf-8")
+        want[item] = ("correct", "reads_expected", 5 if seed else None)
+    assert len(want) == 9
+    out = tmp_path / "grades"
+    assert subprocess.run(_cli(folder, "-o", out, "--jobs", "2"), timeout=600).returncode == 0
+    report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert {r["item"]: (r["status"], r["flags"], r["seed"]) for r in report["rows"]} == want
+
+
+def test_flags_are_read_from_the_code():
+    from attn.grading.runner.notebook import flags
+
+    def nb(*cells):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+
+    assert flags(nb("from attn import softmax as sm", "def softmax(x, tau=1.0):\n    return sm(x, tau)"),
+                 {"softmax"}) == ["uses_attn_in:softmax"]
+    assert flags(nb("def split_heads(X, h):\n    import attn as a\n    return a.split_heads(X, h)"),
+                 {"split_heads"}) == ["uses_attn_in:split_heads"]
+    assert flags(nb("import attn", "def helper(x):\n    return attn.softmax(x)",  # not a part: fine
+                    "def softmax(x, tau=1.0):\n    return helper(x)"), {"softmax"}) == []
+    assert flags(nb("import numpy as np\ndef softmax(x, tau=1.0):\n    e = np.exp(x)\n    return e / e.sum()"),
+                 {"softmax"}) == []
+    assert flags(nb("from attn.grading import get_item\nw = get_item('B01').expected()['weights']"), set()) == [
+        "reads_expected"]
+    assert flags(nb("ns = get_item('B01').context()"), set()) == ["reads_expected"]
+    assert flags(nb('check("B01")  # the learner\'s own check is fine'), set()) == []
 
 
 def _joined(pages) -> Path:

@@ -1,0 +1,228 @@
+"""Grading one submission: its cells in a sandboxed kernel, its values handed over, its verdicts judged here.
+
+1. The notebook is read (``.md``/``.MD`` MyST or plain Markdown, ``.ipynb``; UTF-8, else Latin-1).
+2. Its items are those its code names (``check("E01", ...)``, ``hint``,
+   ``variant("V01", seed)``); ``--items`` overrides. A variant's seed is read
+   from the ``Variant`` objects the notebook made (``variant("V01", seed)``
+   with a variable) or from a literal in the code.
+3. The learner's own ``check``/``hint``/``progress`` statements are removed;
+   the other cells run in order in a fresh sandboxed kernel, each with a time
+   limit. A cell that raises or is interrupted at its limit is noted and the
+   next one runs. A cell that ignores the interrupt is killed with its kernel; a
+   new kernel re-runs the cells before it (not it) and goes on, so the answers
+   assigned before it are still graded. A wall-clock cap per notebook stops the
+   cells, never the hand-over.
+4. The grader's last cell hands the values over (:mod:`collect`) and the
+   verdicts are computed in this process.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from . import collect
+from .kernel import Kernel
+from .notebook import (NotNotebook, assigned_names, claimed_name, code_cells, flags, items_in, own_name,
+                       read_notebook, strip_grader_calls)
+from .rows import make_row
+from .sandbox import Limits
+
+
+_SANDBOX_CHECKED = []
+
+
+def _sandbox_ok() -> None:
+    """Raise :class:`sandbox.NoSandbox` (once checked, remembered) when no sandbox can run here."""
+    if not _SANDBOX_CHECKED:
+        from .sandbox import check_available
+
+        check_available()
+        _SANDBOX_CHECKED.append(True)
+
+
+def _spec_for(nb, items):
+    spec = {i.upper(): None for i in items} if items else items_in(nb)
+    if items:
+        spec.update({k: v for k, v in items_in(nb).items() if k in spec})
+    return spec
+
+
+def _function_jobs(spec: dict) -> tuple[set, dict]:
+    """Every part name to hand over, and each function part's cases (computed here) and time limit."""
+    from ..items import get_item
+
+    names, functions = set(), {}
+    for item_id, seed in spec.items():
+        try:
+            item = get_item(item_id)
+        except KeyError:
+            continue
+        for part in item.parts:
+            names.add(part.name)
+            if part.kind == "function" and not (item.seeded and seed is None):  # (no variant has one today)
+                functions[part.name] = {"cases": item.cases(part.name, seed), "seconds": part.seconds}
+    return names, functions
+
+
+def _replay(kernel: Kernel, cells: list[str], upto: int, skip: set, cell_timeout: float, wall: float,
+            start: float, notes: list) -> bool:
+    """Start a new kernel and re-run the cells before ``upto`` that are not in ``skip`` (the state before a killed
+    cell, without it). A cell that stops this kernel too joins ``skip`` and the replay starts over. False after
+    more than three such cells."""
+    while len(skip) <= 3:
+        kernel.start()
+        for j in range(upto):
+            left = wall - (time.monotonic() - start)
+            if j in skip or left <= 0:
+                continue
+            if kernel.execute(cells[j], min(cell_timeout, left)).status in ("killed", "dead"):
+                notes.append({"cell": j + 1, "error": "KernelRestart: the cell stopped the kernel again when it was "
+                              "re-run after a restart, and was left out", "names": sorted(assigned_names(cells[j]))})
+                skip.add(j)
+                kernel.kill()
+                break
+        else:
+            return True
+    return False
+
+
+def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, grade_timeout: float,
+              sandboxed: bool, limits: Limits) -> tuple[dict | None, list, str | None]:
+    """``(hand-over or None, notes, crash)``: notes are ``{"cell", "error", "names"}`` for cells that failed."""
+    notes, crash = [], None
+    skip: set[int] = set()
+    kernel = Kernel(sandboxed=sandboxed, limits=limits)
+    start = time.monotonic()
+    try:
+        kernel.start()
+        i = 0
+        while i < len(cells):
+            left = wall - (time.monotonic() - start)
+            if left <= 0:
+                notes.append({"cell": i + 1, "error": f"WallClock: the notebook's time cap of {wall:g} s was reached; "
+                              f"cells {i + 1} to {len(cells)} were not run", "names": []})
+                break
+            if i in skip:
+                i += 1
+                continue
+            limit = min(cell_timeout, left)
+            r = kernel.execute(cells[i], limit)
+            names = sorted(assigned_names(cells[i]))
+            if r.status == "timeout":
+                notes.append({"cell": i + 1, "error": f"TimeoutError: the cell ran past the time limit of {limit:g} s "
+                              "and was interrupted", "names": names})
+            elif r.status == "error":
+                what = f"{r.ename}: {r.evalue}" if r.evalue else r.ename
+                notes.append({"cell": i + 1, "error": what, "names": names})
+            elif r.status in ("killed", "dead"):
+                why = ("ignored the interrupt at its time limit and was killed" if r.status == "killed"
+                       else "stopped the kernel (os._exit, a crash or the memory limit)")
+                notes.append({"cell": i + 1, "error": f"KernelRestart: the cell {why}; a new kernel re-ran the cells "
+                              "before it", "names": names})
+                skip.add(i)
+                kernel.kill()
+                if not _replay(kernel, cells, i, skip, cell_timeout, wall, start, notes):
+                    crash = "more than three cells stopped the kernel"
+                    break
+            if r.capped:
+                notes.append({"cell": i + 1, "error": f"OutputCapped: the cell printed {r.printed:,} characters or "
+                              "more (not kept)", "names": []})
+            i += 1
+        if crash is None:
+            r = kernel.execute(collect.cell_source(req), grade_timeout, keep_stdout=True,
+                               keep_limit=collect.LIMITS["total"] + 2**16)
+            data = collect.parse(r.stdout, req["nonce"])
+            if data is None:
+                crash = ("the kernel died while handing the answers over" if r.status in ("killed", "dead")
+                         else "the answers could not be handed over" + (f" ({r.ename}: {r.evalue})" if r.ename else ""))
+            return data, notes, crash
+        return None, notes, crash
+    except Exception as exc:  # noqa: BLE001 - the kernel would not start: a row says so
+        return None, notes, f"the notebook could not be run ({type(exc).__name__}: {exc})"
+    finally:
+        kernel.close()
+
+
+def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0, grade_timeout: float = 120.0,
+               learner_from: str = "stem", sandboxed: bool = True, wall: float = 600.0,
+               limits: Limits | None = None, display_name: str | None = None) -> list[dict]:
+    """The rows for one file (never raises for a bad notebook)."""
+    path = Path(path)
+    file = display_name or str(path)
+    learner = own_name(path, learner_from)
+    if file.startswith("[symlink] "):  # a symbolic link inside a folder given to the grader (cli.expand)
+        return [make_row(learner, file[len("[symlink] "):], status="skipped",
+                         message="a symbolic link: not followed (it could point at any file the grader can read)")]
+    if sandboxed:
+        _sandbox_ok()
+    if file.startswith("[hidden] "):  # a hidden file inside a folder given to the grader (cli.expand)
+        return [make_row(learner, file[len("[hidden] "):], status="skipped",
+                         message="hidden file: not graded (rename it, or name it on the command line, to grade it)")]
+    try:
+        nb, read_notes = read_notebook(path)
+    except NotNotebook as exc:
+        status = "empty" if str(exc) == "empty file" else "not a notebook"
+        return [make_row(learner, file, status=status, message=str(exc))]
+    claimed = claimed_name(nb)
+    row_flags = []
+    if claimed and claimed.casefold() != learner.casefold():
+        row_flags.append("claims_other_learner")
+    if read_notes:
+        row_flags.append("encoding" if any("Latin-1" in n for n in read_notes) else "suffix")
+    base = {"claimed": claimed or ""}
+    if not any(s.strip() for s in code_cells(nb)):
+        return [make_row(learner, file, status="empty", message="the notebook has no code", flags=row_flags, **base)]
+    spec = _spec_for(nb, items)
+    if not spec:
+        return [make_row(learner, file, status="no items", flags=row_flags, **base,
+                         message="no check(\"...\") call names an item; use --items to grade it anyway")]
+    names, functions = _function_jobs(spec)
+    code_flags = flags(nb, set(functions))
+    row_flags += [f for f in code_flags if not f.startswith("uses_attn_in:")]
+    cells = [s for s in (strip_grader_calls(c) for c in code_cells(nb)) if s.strip()]
+    req = collect.request(names, functions)
+    data, notes, crash = run_cells(cells, req, cell_timeout, wall, grade_timeout, sandboxed, limits or Limits())
+    for v in (data or {}).get("variants", []) if isinstance(data, dict) else []:
+        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int):
+            item_id = v[0].upper()
+            if item_id in spec and spec[item_id] is None and v[1] >= 0:
+                spec[item_id] = v[1]
+    note_text = "; ".join(f"cell {n['cell']} {n['error']}" for n in notes)
+    prefix = "; ".join(read_notes)
+    if data is None:
+        msg = crash + (f" (before that: {note_text})" if note_text else "")
+        return [make_row(learner, file, item, status="crashed", message=msg, flags=row_flags, notes=notes, **base)
+                for item in spec]
+    rows = []
+    def item_flags(item_id):
+        from ..items import get_item
+        try:
+            mine = {f"uses_attn_in:{n}" for n in get_item(item_id).part_names}
+        except KeyError:
+            mine = set()
+        return row_flags + [f for f in code_flags if f in mine]
+
+    for item_id, g in collect.judge_items(spec, data).items():
+        if "error" in g:
+            rows.append(make_row(learner, file, item_id, g.get("title", ""), "error", g["error"], flags=item_flags(item_id),
+                                 notes=notes, **base))
+            continue
+        parts = g["parts"]
+        for p in parts:  # a missing variable whose cell failed: say which
+            if p.pop("missing", False):
+                culprit = next((n for n in notes if p["part"] in n["names"]), None)
+                if culprit is not None:
+                    p.update(status="not yet", mistake="raised" if "Timeout" not in culprit["error"] else "timeout",
+                             message=f"The cell that defines `{p['part']}` (cell {culprit['cell']}) failed: "
+                                     f"{culprit['error']}.")
+        message = " | ".join(f"{p['part']}: {p['message']}" for p in parts if p["status"] not in ("correct",
+                                                                                                  "not tried"))
+        extra = [t for t in (prefix, crash,
+                             "; ".join(f"cell {n['cell']} {n['error']}" for n in notes
+                                       if n["error"].startswith(("KernelRestart", "WallClock", "OutputCapped"))))
+                 if t]
+        if extra:
+            message = " | ".join([message] + extra if message else extra)
+        rows.append(make_row(learner, file, item_id, g["title"], None, message, parts=parts, flags=item_flags(item_id),
+                             notes=notes, seed=g.get("seed"), **base))
+    return rows

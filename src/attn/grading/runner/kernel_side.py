@@ -1,0 +1,195 @@
+"""The grader's last cell, as run *inside the learner's kernel* (this file is sent as text, never imported there).
+
+It only hands values over: it reads the variables the grader asks for, runs
+each function part on its cases in a forked, time-limited child process, and
+prints one line ``NONCE<json>``. Nothing here decides a verdict; everything it
+prints is treated by the grader as hostile data (see ``collect.py``).
+Kept free of attn imports: the notebook may have patched attn.
+"""
+
+
+def _attn_collect(ns, request):
+    import copy
+    import json
+    import os
+    import select
+    import signal
+    import sys
+    import time
+    import traceback
+    import warnings
+
+    import numpy as np
+
+    limits = request["limits"]
+
+    def enc(v, depth=0):
+        if v is None or isinstance(v, bool):
+            return v
+        if isinstance(v, str):
+            return v[: limits["str"]]
+        if v is Ellipsis:
+            return {"$": "ellipsis"}
+        if isinstance(v, int):
+            return v if abs(v) < 2**63 else {"$": "object", "type": "int", "text": str(v)[:40]}
+        if isinstance(v, float):
+            return v
+        if isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.kind in "biuf":
+            a = np.asarray(v)
+            if a.size > limits["elements"]:
+                return {"$": "object", "type": "ndarray", "text": f"an array of shape {a.shape} (too large to grade)"}
+            return {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape),
+                    "data": a.astype(np.float64 if a.dtype.kind == "f" else a.dtype).ravel().tolist()}
+        if isinstance(v, range):
+            v = list(v)
+        if isinstance(v, (list, tuple)) and depth < 6:
+            if len(v) > limits["elements"]:
+                return {"$": "object", "type": type(v).__name__, "text": f"a {type(v).__name__} of {len(v)} items"}
+            return {"$": "list" if isinstance(v, list) else "tuple", "items": [enc(x, depth + 1) for x in v]}
+        if callable(v):
+            code = getattr(v, "__code__", None)
+            stub = False
+            if code is not None:
+                import dis
+                ops = [(i.opname, i.argval) for i in dis.get_instructions(code)
+                       if i.opname not in ("RESUME", "NOP", "CACHE")]
+                stub = ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+            return {"$": "function", "name": str(getattr(v, "__name__", "function"))[:80], "stub": stub}
+        try:  # array-likes (pandas, torch, np.matrix) and plain numbers (Fraction, Decimal), as NumPy reads them
+            if hasattr(v, "__array__"):
+                a = np.asarray(v)
+                if a.dtype.kind in "biuf":
+                    return enc(np.asarray(a), depth)
+            elif hasattr(v, "__float__") and not isinstance(v, complex):
+                return float(v)
+        except Exception:  # noqa: BLE001 - whatever it is, it is handed over as an object
+            pass
+        return {"$": "object", "type": type(v).__name__[:80], "text": repr(v)[:200] if depth == 0 else ""}
+
+    def dec(v):
+        if isinstance(v, dict):
+            kind = v.get("$")
+            if kind == "array":
+                return np.array(v["data"], dtype=np.dtype(v["dtype"])).reshape(v["shape"])
+            if kind == "list":
+                return [dec(x) for x in v["items"]]
+            if kind == "tuple":
+                return tuple(dec(x) for x in v["items"])
+            if kind == "ellipsis":
+                return Ellipsis
+        return v
+
+    def learner_line(exc):
+        frames = traceback.extract_tb(exc.__traceback__)
+        mine = [f for f in frames if f.filename.startswith("<") or "ipykernel" in f.filename]
+        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if mine:
+            f = mine[-1]
+            where = f" in `{f.name}`" if f.name not in ("<module>", "") else ""
+            code = f": `{(f.line or '').strip()}`" if (f.line or "").strip() else ""
+            return f"Your function raised {what[:300]}, at line {f.lineno}{where}{code[:200]}."
+        return f"Your function raised {what[:300]}."
+
+    class TimeUp(BaseException):
+        pass
+
+    def child(fn, cases, seconds, wfd):
+        def ring(signum, frame):
+            raise TimeUp()
+        signal.signal(signal.SIGALRM, ring)
+        for args in cases:
+            out = {}
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", RuntimeWarning)
+                signal.setitimer(signal.ITIMER_REAL, seconds)
+                try:
+                    out["value"] = fn(*copy.deepcopy(args))
+                except TimeUp:
+                    out = {"timed_out": True}
+                except BaseException as exc:  # the learner's SystemExit too
+                    out = {"error": learner_line(exc)}
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            out["warnings"] = sorted({str(w.message)[:200] for w in caught if issubclass(w.category, RuntimeWarning)})
+            if "value" in out:
+                out["value"] = enc(out["value"])
+            line = json.dumps(out, allow_nan=True)
+            if len(line) > limits["bytes"]:
+                line = json.dumps({"error": "Your function returned something too large to send to the grader."})
+            os.write(wfd, (line + "\n").encode())
+            if "timed_out" in out:
+                break
+
+    def run_function(fn, cases, seconds):
+        """One outcome dict per case, in a forked child killed if it overruns (a swallowed alarm costs this part only)."""
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rfd)
+            try:  # the function's own printing goes nowhere: only its outputs come back
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.dup2(null, 2)
+                sys.stdout = sys.stderr = open(os.devnull, "w")
+            except OSError:
+                pass
+            try:
+                child(fn, cases, seconds, wfd)
+            finally:
+                os._exit(0)
+        os.close(wfd)
+        buf, outs = b"", []
+        deadline = time.monotonic() + seconds + 1.0
+        try:
+            while len(outs) < len(cases):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    outs.append({"timed_out": True})
+                    break
+                ready, _, _ = select.select([rfd], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(rfd, 1 << 16)
+                if not chunk:
+                    if len(outs) < len(cases):
+                        outs.append({"error": "Your function ended the process it ran in (os._exit or a crash)."})
+                    break
+                buf += chunk
+                if len(buf) > limits["bytes"] * 2:
+                    outs.append({"error": "Your function printed or returned too much."})
+                    break
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    outs.append(json.loads(line))
+                    deadline = time.monotonic() + seconds + 1.0
+                    if "timed_out" in outs[-1]:
+                        break
+                if outs and "timed_out" in outs[-1]:
+                    break
+        finally:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+            os.close(rfd)
+        return outs
+
+    result = {"values": {}, "functions": {}, "variants": []}
+    for name in request["names"]:
+        if name in ns:
+            result["values"][name] = enc(ns[name])
+    for name, job in request["functions"].items():
+        fn = ns.get(name)
+        if callable(fn) and not (result["values"].get(name) or {}).get("stub"):
+            result["functions"][name] = run_function(fn, [dec(c) for c in job["cases"]], job["seconds"])
+    for value in list(ns.values()):
+        if type(value).__name__ == "Variant":
+            item, seed = getattr(getattr(value, "item", None), "id", None), getattr(value, "seed", None)
+            if isinstance(item, str) and isinstance(seed, int):
+                result["variants"].append([item[:8], seed])
+    text = json.dumps(result, allow_nan=True)
+    if len(text) > limits["total"]:
+        text = json.dumps({"error": "the answers are too large to hand over"})
+    sys.stdout.write("\n" + request["nonce"] + text + "\n")
+    sys.stdout.flush()

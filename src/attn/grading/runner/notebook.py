@@ -1,0 +1,190 @@
+"""Reading a submission: the notebook, the learner's name, the items it names, and what its code gives away.
+
+Everything here is static (the file's text, never run): the learner is the
+file's own name, whatever the notebook claims; flags are read from the code.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import unicodedata
+from pathlib import Path
+
+NOTEBOOK_SUFFIXES = (".md", ".ipynb")
+MAX_BYTES = 20 * 2**20  # a notebook larger than this is not read (a learner's notebook is a few hundred kB)
+GRADER_CALLS = {"check", "hint", "progress", "record_progress"}
+
+_ITEM = r"[\"'](?:II\.3\.)?([A-Za-z]\d\d)[\"']"
+_CALL_RE = re.compile(r"\b(?:check|hint)\(\s*" + _ITEM)
+_VARIANT_RE = re.compile(r"\bvariant\(\s*" + _ITEM + r"(?:\s*,\s*(?:seed\s*=\s*)?(\w+))?")
+_CHECK_SEED_RE = re.compile(r"\bcheck\(\s*" + _ITEM + r"[^)]*?\bseed\s*=\s*(\d+)")
+_READS_EXPECTED_RE = re.compile(r"\.\s*(?:expected|context|judge|judge_outcomes)\s*\(|\b_cache\b|\bREGISTRY\b")
+
+
+class NotNotebook(Exception):
+    """The file cannot be read as a notebook (the message says why)."""
+
+
+def nfc(name: str) -> str:
+    return unicodedata.normalize("NFC", str(name)).strip()
+
+
+def read_notebook(path: Path):
+    """``(notebook, notes)``: the nbformat notebook at ``path`` and what reading it needed; or raise NotNotebook."""
+    import jupytext
+    import nbformat
+
+    notes = []
+    suffix = path.suffix.lower()
+    if suffix not in NOTEBOOK_SUFFIXES:
+        raise NotNotebook(f"not a notebook: expected a .md or .ipynb file, got {path.suffix or 'no extension'}")
+    if suffix != path.suffix:
+        notes.append(f"read as {suffix} (the file name says {path.suffix})")
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise NotNotebook(f"the file is {size / 2**20:.0f} MB; notebooks over {MAX_BYTES // 2**20} MB are not read")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise NotNotebook(f"cannot read the file ({exc})") from None
+    if not raw.strip():
+        raise NotNotebook("empty file")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        if b"\x00" in raw:
+            raise NotNotebook("not a notebook: the file is binary") from None
+        text = raw.decode("latin-1")
+        notes.append("the file is not UTF-8; read as Latin-1")
+    try:
+        if suffix == ".ipynb":
+            nb = nbformat.reads(text, as_version=4)
+            nbformat.validate(nb)
+        else:
+            nb = jupytext.reads(text, fmt="md:myst" if text.lstrip().startswith("---") else "md")
+    except Exception as exc:  # noqa: BLE001 - any parse failure means "not a notebook"
+        first = str(exc).splitlines()[0][:120] if str(exc) else ""
+        raise NotNotebook(f"not a notebook ({type(exc).__name__}: {first})") from None
+    return nb, notes
+
+
+def code_cells(nb) -> list[str]:
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def items_in(nb) -> dict:
+    """``{item_id: seed or None}`` for every item the code names; a seed given as a variable stays None here."""
+    spec: dict = {}
+    for src in code_cells(nb):
+        for m in _VARIANT_RE.finditer(src):
+            seed = int(m[2]) if m[2] and m[2].isdigit() else None
+            spec[m[1].upper()] = seed if seed is not None else spec.get(m[1].upper())
+        for m in _CALL_RE.finditer(src):
+            spec.setdefault(m[1].upper(), None)
+        for m in _CHECK_SEED_RE.finditer(src):
+            spec[m[1].upper()] = int(m[2])
+    return spec
+
+
+def _is_grader_call(node: ast.stmt) -> bool:
+    value = node.value if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    if not isinstance(value, ast.Call):
+        return False
+    f = value.func
+    if isinstance(f, ast.Name):
+        return f.id in GRADER_CALLS
+    return isinstance(f, ast.Attribute) and f.attr in ("check", "hint")
+
+
+def strip_grader_calls(source: str) -> str:
+    """The cell without its top-level grading statements (unparsable cells are kept as they are)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    calls = [n for n in tree.body if _is_grader_call(n)]
+    if not calls:
+        return source
+    lines = source.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line.encode("utf-8")) + 1)  # ast offsets count UTF-8 bytes
+    data = source.encode("utf-8")
+    for n in reversed(calls):
+        a = starts[n.lineno - 1] + n.col_offset
+        b = starts[n.end_lineno - 1] + n.end_col_offset
+        data = data[:a] + b"pass" + data[b:]
+    return data.decode("utf-8")
+
+
+def assigned_names(source: str) -> set:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(re.findall(r"^(\w+)\s*=", source, flags=re.M)) | set(re.findall(r"^def (\w+)", source, flags=re.M))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        for target in getattr(node, "targets", []) + [getattr(node, "target", None)]:
+            for n in ast.walk(target) if target is not None else ():
+                if isinstance(n, ast.Name):
+                    names.add(n.id)
+    return names
+
+
+def own_name(path: Path, learner_from: str = "stem") -> str:
+    """The learner a file belongs to, from the file system alone (what the teacher controls)."""
+    return nfc(path.parent.name if learner_from == "parent" else path.stem)
+
+
+def claimed_name(nb) -> str | None:
+    meta = (nb.metadata.get("attn") or {}) if nb is not None else {}
+    return nfc(meta["learner"]) if isinstance(meta, dict) and meta.get("learner") else None
+
+
+def learner_of(path: Path, nb, learner_from: str = "stem") -> str:
+    """The row's learner: the file's own name (a notebook's ``attn.learner`` claim is kept beside it, not used)."""
+    return own_name(path, learner_from)
+
+
+def _attn_names(trees) -> tuple[set, set]:
+    """Names bound to attn modules (``import attn as a``) and to attn objects (``from attn import softmax``)."""
+    modules, objects = set(), set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name == "attn" or a.name.startswith("attn."):
+                        modules.add((a.asname or a.name).split(".")[0])
+            elif isinstance(node, ast.ImportFrom) and node.module and (node.module == "attn"
+                                                                       or node.module.startswith("attn.")):
+                for a in node.names:
+                    if not node.module.startswith("attn.grading"):
+                        objects.add(a.asname or a.name)
+    return modules, objects
+
+
+def flags(nb, function_parts: set) -> list[str]:
+    """What the code gives away: reading the expected answers; attn's own code inside a function to be written."""
+    out = []
+    sources = [strip_grader_calls(s) for s in code_cells(nb)]
+    if any(_READS_EXPECTED_RE.search(s) for s in sources):
+        out.append("reads_expected")
+    trees = []
+    for s in sources:
+        try:
+            trees.append(ast.parse(s))
+        except SyntaxError:
+            continue
+    modules, objects = _attn_names(trees)
+    for tree in trees:
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name not in function_parts:
+                continue
+            inner_modules, inner_objects = _attn_names([ast.Module(body=node.body, type_ignores=[])])
+            mods, objs = modules | inner_modules, objects | inner_objects
+            uses = any((isinstance(n, ast.Name) and (n.id in objs or n.id in mods)) for n in ast.walk(node))
+            if uses or inner_modules or inner_objects:
+                out.append(f"uses_attn_in:{node.name}")
+    return sorted(set(out))
