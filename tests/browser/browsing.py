@@ -55,13 +55,15 @@ class PageReport:
     math: dict = field(default_factory=dict)
     images: list = field(default_factory=list)
     figures: list = field(default_factory=list)
-    axe: list = field(default_factory=list)
+    axe: list = field(default_factory=list)  # light mode (the book's default)
+    axe_dark: list = field(default_factory=list)  # the same page switched to dark mode
     headings: list = field(default_factory=list)
     controls: dict = field(default_factory=dict)
     scrubbers: list = field(default_factory=list)  # per scrubber: frames, whether stepping changed the image
     solutions: list = field(default_factory=list)  # per solution: folded at first, opened by a click
     search_hits: int = 0  # search.html only: results for "softmax"
     screenshot: Path | None = None
+    screenshot_dark: Path | None = None
 
 
 COLLECT_JS = r"""
@@ -120,6 +122,26 @@ sol => {
 """
 MATHJAX_DONE = ("() => window.MathJax && MathJax.startup && MathJax.startup.promise ? "
                 "MathJax.startup.promise.then(() => true) : false")
+
+
+# The theme's own switch sets these two attributes on <html> (and remembers them in localStorage, which
+# would leak into the other pages visited at the same time): set them directly.
+SET_MODE = "mode => { document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode; }"
+AXE_RUN = "() => axe.run(document, {resultTypes: ['violations'], preload: false})"
+
+
+def _axe_findings(result) -> list[dict]:
+    findings = []
+    for v in result["violations"]:
+        nodes = []
+        for n in v["nodes"][:5]:
+            where = ", ".join(map(str, n["target"]))
+            data = next((c.get("data") for c in n.get("any", []) if isinstance(c.get("data"), dict)), None) or {}
+            if "contrastRatio" in data:
+                where += f" ({data['contrastRatio']}:1, {data.get('fgColor')} on {data.get('bgColor')})"
+            nodes.append(where)
+        findings.append({"id": v["id"], "impact": v["impact"], "help": v["help"], "count": len(v["nodes"]), "nodes": nodes})
+    return findings
 
 
 async def _changes(page, img, before, action) -> bool:
@@ -203,12 +225,14 @@ async def _visit(context, server: str, name: str) -> PageReport:
         # stylesheet and resolves their @import against the page, not the sheet (a false 404).
         # It runs with the solutions unfolded, so their content is checked too.
         await page.add_script_tag(path=str(AXE))
-        result = await page.evaluate("() => axe.run(document, {resultTypes: ['violations'], preload: false})")
-        report.axe = [
-            {"id": v["id"], "impact": v["impact"], "help": v["help"],
-             "nodes": [", ".join(map(str, n["target"])) for n in v["nodes"][:5]]}
-            for v in result["violations"]
-        ]
+        report.axe = _axe_findings(await page.evaluate(AXE_RUN))
+        await page.evaluate(SET_MODE, "dark")
+        await page.wait_for_timeout(100)  # let the style recalculate before axe reads colours
+        report.axe_dark = _axe_findings(await page.evaluate(AXE_RUN))
+        report.screenshot_dark = SCREENSHOTS / "dark" / report.screenshot.name
+        report.screenshot_dark.parent.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(report.screenshot_dark), full_page=True)
+        await page.evaluate(SET_MODE, "light")
         await _step_scrubbers(page, report)
         if name == "search.html":  # the search page finds pages with no server-side help
             await page.goto(server + "search.html?q=softmax", wait_until="load")

@@ -84,5 +84,15 @@ def test_axe_finds_no_serious_violation(visit, name):
         f"  [{v['impact']}] {v['id']}: {v['help']} at {v['nodes']}" for v in bad)
 
 
+@pytest.mark.parametrize("name", PAGES)
+def test_axe_finds_no_serious_violation_in_dark_mode(visit, name):
+    """The same page after the theme's switch to dark mode: the book's palette (attn-palette.css) must
+    keep every text at WCAG AA contrast on dark backgrounds too (feedback boxes, proof headings, links)."""
+    r = visit(name)
+    bad = [v for v in r.axe_dark if v["impact"] in BAD_IMPACTS]
+    assert not bad, f"{name} (dark mode): axe-core found:\n" + "\n".join(
+        f"  [{v['impact']}] {v['id']} ({v['count']} elements): {v['help']} at {v['nodes']}" for v in bad)
+
+
 def test_search_finds_pages(visit):
     assert visit("search.html").search_hits > 0, "searching the built book for 'softmax' found nothing"
