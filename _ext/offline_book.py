@@ -11,7 +11,7 @@ _config.yml and bin/offline-assets). This extension fixes what configuration alo
   under Jupyter Book 1) is a JavaScript error (``Identifier has already been declared``) on every
   page: keep the first of identical scripts;
 * a code block that becomes scrollable after a click (a solution unfolded) is made focusable;
-* links inside exercise/solution/note boxes get a darker blue (attn-a11y.css): the theme's blue on
+* links inside exercise/solution/note boxes get a darker blue (attn-palette.css): the theme's blue on
   their tinted background is below WCAG AA contrast (axe-core: color-contrast, serious);
 * the theme's sidebar opens a chapter's sections with a bare chevron (``<summary>`` with no text):
   give it an accessible name (axe-core: summary-name, serious);
@@ -171,7 +171,7 @@ def setup(app):
     # before Sphinx's own check of html_extra_path (config-inited, priority 800)
     app.connect("config-inited", _assets_before_sphinx_checks_them, priority=100)
     app.connect("builder-inited", _add_static)
-    app.add_css_file("attn-a11y.css")
+    app.add_css_file("attn-palette.css")
     # run after every other html-page-context handler (MathJax, myst-nb's widget scripts, thebe)
     app.add_js_file(None, body=FOCUSABLE_SCROLLERS)
     app.connect("html-page-context", _tidy_scripts, priority=900)

@@ -57,6 +57,8 @@ class PageReport:
     figures: list = field(default_factory=list)
     axe: list = field(default_factory=list)  # light mode (the book's default)
     axe_dark: list = field(default_factory=list)  # the same page switched to dark mode
+    low_contrast: list = field(default_factory=list)  # texts below CONTRAST_FLOOR in light mode
+    low_contrast_dark: list = field(default_factory=list)  # ... and in dark mode
     headings: list = field(default_factory=list)
     controls: dict = field(default_factory=dict)
     scrubbers: list = field(default_factory=list)  # per scrubber: frames, whether stepping changed the image
@@ -128,6 +130,36 @@ MATHJAX_DONE = ("() => window.MathJax && MathJax.startup && MathJax.startup.prom
 # would leak into the other pages visited at the same time): set them directly.
 SET_MODE = "mode => { document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode; }"
 AXE_RUN = "() => axe.run(document, {resultTypes: ['violations'], preload: false})"
+# Our own contrast measure, for what axe-core leaves out (it skips text of punctuation alone, such as the
+# `...` a learner must replace, and text it cannot place): the WCAG ratio of every visible element's own
+# text colour against the background it is painted on (translucent backgrounds composited up the tree).
+LOW_CONTRAST_JS = r"""
+limit => {
+  const rgba = c => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return [0, 0, 0, 0];
+    const v = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const over = (top, under) => { const a = top[3] + under[3] * (1 - top[3]); if (a === 0) return [0, 0, 0, 0];
+    return [0, 1, 2].map(i => (top[i] * top[3] + under[i] * under[3] * (1 - top[3])) / a).concat([a]); };
+  const background = e => { const layers = [];
+    for (let n = e; n; n = n.parentElement) { const c = rgba(getComputedStyle(n).backgroundColor); if (c[3] > 0) layers.push(c); if (c[3] >= 1) break; }
+    return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255, 1]); };
+  const lum = c => { const f = x => { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const found = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.closest('svg, mjx-assistive-mml, script, style, noscript, [aria-hidden=true]')) continue;
+    const own = [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join('');
+    if (!own) continue;
+    const s = getComputedStyle(e);
+    if (s.visibility !== 'visible' || s.display === 'none' || !(e.offsetWidth || e.offsetHeight || e.getClientRects().length)) continue;
+    const bg = background(e), fg = over(rgba(s.color), bg), r = ratio(fg, bg);
+    if (r < limit) found.push({where: e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : ''),
+      text: own.slice(0, 40), ratio: Math.round(r * 100) / 100, fg: s.color, bg: 'rgb(' + bg.slice(0, 3).map(Math.round).join(', ') + ')'});
+  }
+  return found;
+}
+"""
+CONTRAST_FLOOR = 3.0  # the floor for any text, large or small; axe-core checks AA's 4.5:1 where it can
 
 
 def _axe_findings(result) -> list[dict]:
@@ -225,10 +257,16 @@ async def _visit(context, server: str, name: str) -> PageReport:
         # stylesheet and resolves their @import against the page, not the sheet (a false 404).
         # It runs with the solutions unfolded, so their content is checked too.
         await page.add_script_tag(path=str(AXE))
+        # from the top of the page: scrolled, the sticky header overlaps the text below it, and axe reads
+        # the header's colours as the text's background
+        await page.evaluate("window.scrollTo(0, 0)")
         report.axe = _axe_findings(await page.evaluate(AXE_RUN))
+        report.low_contrast = await page.evaluate(LOW_CONTRAST_JS, CONTRAST_FLOOR)
         await page.evaluate(SET_MODE, "dark")
         await page.wait_for_timeout(100)  # let the style recalculate before axe reads colours
+        await page.evaluate("window.scrollTo(0, 0)")
         report.axe_dark = _axe_findings(await page.evaluate(AXE_RUN))
+        report.low_contrast_dark = await page.evaluate(LOW_CONTRAST_JS, CONTRAST_FLOOR)
         report.screenshot_dark = SCREENSHOTS / "dark" / report.screenshot.name
         report.screenshot_dark.parent.mkdir(parents=True, exist_ok=True)
         await page.screenshot(path=str(report.screenshot_dark), full_page=True)
