@@ -86,13 +86,22 @@ def print_pages(html: Path, pages: list[str], chromium: str = CHROMIUM) -> list[
     return printed
 
 
+def blank(page) -> bool:
+    """A PDF page with no text and no image on it."""
+    return not (page.extract_text() or "").strip() and not page.images
+
+
 def join(printed: list[tuple[str, str, bytes]], out: Path, title: str = "") -> dict:
     """One PDF from the pages' PDFs, an outline entry per page; returns {'pages': n, 'bytes': size}."""
     from pypdf import PdfReader, PdfWriter
 
     writer = PdfWriter()
     for _name, page_title, pdf in printed:
-        writer.append(PdfReader(io.BytesIO(pdf)), outline_item=page_title)
+        reader = PdfReader(io.BytesIO(pdf))
+        # Chromium sometimes starts a new sheet for the last sliver of a box's border: drop such sheets
+        # (no text, no image), but never a page's first
+        keep = [k for k, page in enumerate(reader.pages) if k == 0 or not blank(page)]
+        writer.append(reader, pages=keep, outline_item=page_title)
     if title:
         writer.add_metadata({"/Title": title})
     out.parent.mkdir(parents=True, exist_ok=True)

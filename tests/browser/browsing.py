@@ -128,7 +128,14 @@ MATHJAX_DONE = ("() => window.MathJax && MathJax.startup && MathJax.startup.prom
 
 # The theme's own switch sets these two attributes on <html> (and remembers them in localStorage, which
 # would leak into the other pages visited at the same time): set them directly.
-SET_MODE = "mode => { document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode; }"
+# The theme's colours change with a CSS transition: read them only once every finite animation has ended
+# (mid-transition, axe reads the search button's grey as anything between its light and dark values).
+SET_MODE = """async mode => {
+  document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode;
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const finite = document.getAnimations().filter(a => (a.effect && a.effect.getComputedTiming().endTime) !== Infinity);
+  await Promise.race([Promise.all(finite.map(a => a.finished.catch(() => null))), new Promise(r => setTimeout(r, 3000))]);
+}"""
 AXE_RUN = "() => axe.run(document, {resultTypes: ['violations'], preload: false})"
 # Our own contrast measure, for what axe-core leaves out (it skips text of punctuation alone, such as the
 # `...` a learner must replace, and text it cannot place): the WCAG ratio of every visible element's own
@@ -263,7 +270,6 @@ async def _visit(context, server: str, name: str) -> PageReport:
         report.axe = _axe_findings(await page.evaluate(AXE_RUN))
         report.low_contrast = await page.evaluate(LOW_CONTRAST_JS, CONTRAST_FLOOR)
         await page.evaluate(SET_MODE, "dark")
-        await page.wait_for_timeout(100)  # let the style recalculate before axe reads colours
         await page.evaluate("window.scrollTo(0, 0)")
         report.axe_dark = _axe_findings(await page.evaluate(AXE_RUN))
         report.low_contrast_dark = await page.evaluate(LOW_CONTRAST_JS, CONTRAST_FLOOR)
