@@ -25,12 +25,27 @@ def learner_source(confdir: Path, pagename: str) -> Path | None:
     return src if src.is_file() else None
 
 
-def write_learner_notebook(src: Path, target: Path) -> None:
-    """The learner copy ``src`` (MyST Markdown) as a valid, unexecuted .ipynb at ``target``."""
+INSTALL = """\
+# Colab, or any Jupyter without this book's environment: install the attn package from the book's repository
+import importlib.util, subprocess, sys
+if importlib.util.find_spec("attn") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "git+{url}"])"""
+
+
+def install_cell_source(repository: str) -> str:
+    """The code of the first cell of a downloaded learner copy: installs attn only where it is missing."""
+    return INSTALL.format(url=repository.rstrip("/") + ".git")
+
+
+def write_learner_notebook(src: Path, target: Path, repository: str | None = None) -> None:
+    """The learner copy ``src`` (MyST Markdown) as a valid, unexecuted .ipynb at ``target``; with the book's
+    ``repository`` URL known, a first cell installs attn from it where it is not installed (Colab)."""
     import jupytext
     import nbformat
 
     nb = jupytext.read(src)
+    if repository:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(install_cell_source(repository)))
     nb.metadata.pop("jupytext", None)  # an .ipynb on its own, not paired with a text file
     nb.metadata.setdefault("kernelspec", {"display_name": "Python 3", "language": "python", "name": "python3"})
     nb.metadata.setdefault("language_info", {"name": "python"})
@@ -44,7 +59,8 @@ def _offer_learner_copy(app, pagename, templatename, context, doctree):
     if src is None:
         return
     name = Path(pagename).name + ".ipynb"
-    write_learner_notebook(src, Path(app.outdir) / Path(pagename).parent / LEARNER_DIR / name)
+    write_learner_notebook(src, Path(app.outdir) / Path(pagename).parent / LEARNER_DIR / name,
+                           repository=getattr(app, "attn_repository", None))  # see launch_buttons.py
     url = f"{LEARNER_DIR}/{name}"
     note = (f'<p class="{LINK_CLASS}"><a class="reference download" href="{html.escape(url)}" download="{name}">'
             f'Download this exercise as a notebook ({html.escape(name)})</a>: empty answer cells and no solution, '

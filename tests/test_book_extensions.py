@@ -251,3 +251,26 @@ def test_learner_notebook_is_valid_and_has_no_solution(tmp_path):
     assert "solution-start" not in text
     assert any("check(" in c.source for c in nb.cells if c.cell_type == "code")
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def test_learner_notebook_installs_attn_only_where_missing(tmp_path):
+    """With the book's repository known, the download starts with a cell that installs attn from it (Colab);
+    where attn is installed the cell does nothing, and the notebook runs on."""
+    from nbclient import NotebookClient
+
+    target = tmp_path / "e01.ipynb"
+    learner_downloads.write_learner_notebook(ROOT / "exercises/learner/e01-softmax.md", target,
+                                             repository="https://github.com/someone/attn/")
+    nb = nbformat.read(target, as_version=4)
+    nbformat.validate(nb)
+    first = nb.cells[0]
+    assert first.cell_type == "code"
+    assert '"git+https://github.com/someone/attn.git"' in first.source
+    assert 'find_spec("attn") is None' in first.source
+    assert len({c.id for c in nb.cells}) == len(nb.cells), "cell ids must be unique"
+    install_only = nbformat.v4.new_notebook(cells=[first], metadata=nb.metadata)
+    NotebookClient(install_only, timeout=60, kernel_name="python3").execute()  # attn is here: no pip, no error
+    assert not any(o.get("output_type") == "error" for o in install_only.cells[0].outputs)
+    plain = tmp_path / "plain.ipynb"
+    learner_downloads.write_learner_notebook(ROOT / "exercises/learner/e01-softmax.md", plain)
+    assert "pip" not in nbformat.read(plain, as_version=4).cells[0].source
