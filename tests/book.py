@@ -11,7 +11,7 @@ KERNEL_TROUBLE = ("CellTimeoutError", "DeadKernelError", "Kernel didn't respond"
 
 def _build() -> subprocess.CompletedProcess:
     """The README's build command itself (bin/build-book: set-up, then a clean strict parallel build)."""
-    return subprocess.run([str(ROOT / "bin" / "build-book")], cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run([str(ROOT / "bin" / "build-book"), "--clean"], cwd=ROOT, capture_output=True, text=True)
 
 
 def build_book() -> subprocess.CompletedProcess:

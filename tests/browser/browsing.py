@@ -55,13 +55,17 @@ class PageReport:
     math: dict = field(default_factory=dict)
     images: list = field(default_factory=list)
     figures: list = field(default_factory=list)
-    axe: list = field(default_factory=list)
+    axe: list = field(default_factory=list)  # light mode (the book's default)
+    axe_dark: list = field(default_factory=list)  # the same page switched to dark mode
+    low_contrast: list = field(default_factory=list)  # texts below CONTRAST_FLOOR in light mode
+    low_contrast_dark: list = field(default_factory=list)  # ... and in dark mode
     headings: list = field(default_factory=list)
     controls: dict = field(default_factory=dict)
     scrubbers: list = field(default_factory=list)  # per scrubber: frames, whether stepping changed the image
     solutions: list = field(default_factory=list)  # per solution: folded at first, opened by a click
     search_hits: int = 0  # search.html only: results for "softmax"
     screenshot: Path | None = None
+    screenshot_dark: Path | None = None
 
 
 COLLECT_JS = r"""
@@ -124,6 +128,63 @@ sol => {
 """
 MATHJAX_DONE = ("() => window.MathJax && MathJax.startup && MathJax.startup.promise ? "
                 "MathJax.startup.promise.then(() => true) : false")
+
+
+# The theme's own switch sets these two attributes on <html> (and remembers them in localStorage, which
+# would leak into the other pages visited at the same time): set them directly.
+# The theme's colours change with a CSS transition: read them only once every finite animation has ended
+# (mid-transition, axe reads the search button's grey as anything between its light and dark values).
+SET_MODE = """async mode => {
+  document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode;
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const finite = document.getAnimations().filter(a => (a.effect && a.effect.getComputedTiming().endTime) !== Infinity);
+  await Promise.race([Promise.all(finite.map(a => a.finished.catch(() => null))), new Promise(r => setTimeout(r, 3000))]);
+}"""
+AXE_RUN = "() => axe.run(document, {resultTypes: ['violations'], preload: false})"
+# Our own contrast measure, for what axe-core leaves out (it skips text of punctuation alone, such as the
+# `...` a learner must replace, and text it cannot place): the WCAG ratio of every visible element's own
+# text colour against the background it is painted on (translucent backgrounds composited up the tree).
+LOW_CONTRAST_JS = r"""
+limit => {
+  const rgba = c => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return [0, 0, 0, 0];
+    const v = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const over = (top, under) => { const a = top[3] + under[3] * (1 - top[3]); if (a === 0) return [0, 0, 0, 0];
+    return [0, 1, 2].map(i => (top[i] * top[3] + under[i] * under[3] * (1 - top[3])) / a).concat([a]); };
+  const background = e => { const layers = [];
+    for (let n = e; n; n = n.parentElement) { const c = rgba(getComputedStyle(n).backgroundColor); if (c[3] > 0) layers.push(c); if (c[3] >= 1) break; }
+    return layers.reverse().reduce((under, top) => over(top, under), [255, 255, 255, 1]); };
+  const lum = c => { const f = x => { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const found = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.closest('svg, mjx-assistive-mml, script, style, noscript, [aria-hidden=true]')) continue;
+    const own = [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join('');
+    if (!own) continue;
+    const s = getComputedStyle(e);
+    if (s.visibility !== 'visible' || s.display === 'none' || !(e.offsetWidth || e.offsetHeight || e.getClientRects().length)) continue;
+    const bg = background(e), fg = over(rgba(s.color), bg), r = ratio(fg, bg);
+    if (r < limit) found.push({where: e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : ''),
+      text: own.slice(0, 40), ratio: Math.round(r * 100) / 100, fg: s.color, bg: 'rgb(' + bg.slice(0, 3).map(Math.round).join(', ') + ')'});
+  }
+  return found;
+}
+"""
+CONTRAST_FLOOR = 3.0  # the floor for any text, large or small; axe-core checks AA's 4.5:1 where it can
+
+
+def _axe_findings(result) -> list[dict]:
+    findings = []
+    for v in result["violations"]:
+        nodes = []
+        for n in v["nodes"][:5]:
+            where = ", ".join(map(str, n["target"]))
+            data = next((c.get("data") for c in n.get("any", []) if isinstance(c.get("data"), dict)), None) or {}
+            if "contrastRatio" in data:
+                where += f" ({data['contrastRatio']}:1, {data.get('fgColor')} on {data.get('bgColor')})"
+            nodes.append(where)
+        findings.append({"id": v["id"], "impact": v["impact"], "help": v["help"], "count": len(v["nodes"]), "nodes": nodes})
+    return findings
 
 
 async def _changes(page, img, before, action) -> bool:
@@ -211,12 +272,19 @@ async def _visit(context, server: str, name: str) -> PageReport:
         # stylesheet and resolves their @import against the page, not the sheet (a false 404).
         # It runs with the solutions unfolded, so their content is checked too.
         await page.add_script_tag(path=str(AXE))
-        result = await page.evaluate("() => axe.run(document, {resultTypes: ['violations'], preload: false})")
-        report.axe = [
-            {"id": v["id"], "impact": v["impact"], "help": v["help"],
-             "nodes": [", ".join(map(str, n["target"])) for n in v["nodes"][:5]]}
-            for v in result["violations"]
-        ]
+        # from the top of the page: scrolled, the sticky header overlaps the text below it, and axe reads
+        # the header's colours as the text's background
+        await page.evaluate("window.scrollTo(0, 0)")
+        report.axe = _axe_findings(await page.evaluate(AXE_RUN))
+        report.low_contrast = await page.evaluate(LOW_CONTRAST_JS, CONTRAST_FLOOR)
+        await page.evaluate(SET_MODE, "dark")
+        await page.evaluate("window.scrollTo(0, 0)")
+        report.axe_dark = _axe_findings(await page.evaluate(AXE_RUN))
+        report.low_contrast_dark = await page.evaluate(LOW_CONTRAST_JS, CONTRAST_FLOOR)
+        report.screenshot_dark = SCREENSHOTS / "dark" / report.screenshot.name
+        report.screenshot_dark.parent.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(report.screenshot_dark), full_page=True)
+        await page.evaluate(SET_MODE, "light")
         await _step_scrubbers(page, report)
         if name == "search.html":  # the search page finds pages with no server-side help
             await page.goto(server + "search.html?q=softmax", wait_until="load")
@@ -239,7 +307,7 @@ async def visit_all(server: str, names: list[str], chromium: str, args: list[str
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium, headless=True, args=args)
         context = await browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-        context.set_default_timeout(30_000)
+        context.set_default_timeout(60_000)
         gate = asyncio.Semaphore(concurrency)
 
         async def one(name):
@@ -247,6 +315,11 @@ async def visit_all(server: str, names: list[str], chromium: str, args: list[str
                 return await _visit(context, server, name)
 
         reports = await asyncio.gather(*(one(n) for n in names))
+        # A page that timed out on a busy machine (other builds, other test runs) is visited once more,
+        # alone: a slow machine is not a broken page.
+        for k, (name, r) in enumerate(zip(names, reports)):
+            if r.error.startswith("TimeoutError"):
+                reports[k] = await _visit(context, server, name)
         await context.close()
         await browser.close()
     return dict(zip(names, reports))

@@ -1,7 +1,9 @@
-"""Launch buttons and links, checked as far as they can be without a network: every notebook page offers
-Binder, whose link names this repository (from _config.yml) and a file that exists in it; Binder's
-environment (binder/) parses and opens the .md pages as notebooks; no Colab or JupyterLite button (they
-cannot open MyST .md notebooks here); every local link and resource of every page exists in the build."""
+"""Launch buttons and links, checked as far as they can be without a network: the Binder button exists
+exactly when the book knows its repository (_config.yml's repository.url, else the checkout's git remote;
+_ext/launch_buttons.py), and then every notebook page offers it, naming that repository and a file that
+exists in it; Binder's environment (binder/) parses and opens the .md pages as notebooks; no Colab or
+JupyterLite button (they cannot open MyST .md notebooks here); every local link and resource of every page
+exists in the build."""
 import ast
 import html
 import re
@@ -19,6 +21,12 @@ from book import ROOT
 from browsing import PAGES, toc_pages
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+sys.path.insert(0, str(ROOT / "_ext"))
+import launch_buttons  # noqa: E402
+
+# the repository the build resolved (the same function, on the same checkout)
+REPOSITORY, BRANCH = launch_buttons.repository(ROOT, CONFIG["repository"].get("url") or "",
+                                               CONFIG["repository"].get("branch") or "main")
 BINDER = ROOT / "binder"
 
 
@@ -42,11 +50,15 @@ NOTEBOOK_PAGES = [p for p in toc_pages() if (ROOT / p.removesuffix(".html")).wit
 def test_binder_button_opens_this_page(book_html, name):
     text = (book_html / name).read_text(encoding="utf-8")
     links = [html.unescape(u) for u in re.findall(r'href="(https://mybinder\.org/[^"]+)"', text)]
+    if REPOSITORY is None:
+        assert not links, f"{name}: launch links {links} although the book knows no repository to launch"
+        assert "launch-buttons" not in text and "logo_binder" not in text, f"{name}: a launch menu without a repository"
+        assert "_sources/" + name.removesuffix(".html") + ".ipynb" in text, f"{name}: the executed .ipynb is no longer offered"
+        return
     assert len(links) == 1, f"{name}: expected one Binder launch link, found {links}"
     url = urlsplit(links[0])
-    repo = urlsplit(CONFIG["repository"]["url"]).path.strip("/")
-    branch = CONFIG["repository"].get("branch", "main")
-    assert url.path == f"/v2/gh/{repo}/{branch}", f"{name}: Binder link {links[0]} does not name {repo}@{branch}"
+    repo = urlsplit(REPOSITORY).path.strip("/")
+    assert url.path == f"/v2/gh/{repo}/{BRANCH}", f"{name}: Binder link {links[0]} does not name {repo}@{BRANCH}"
     urlpath = unquote(parse_qs(url.query)["urlpath"][0])
     assert urlpath.startswith("lab/tree/"), f"{name}: Binder should open JupyterLab (lab/tree/...), got {urlpath}"
     target = ROOT / urlpath.removeprefix("lab/tree/")

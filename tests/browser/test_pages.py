@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from browsing import PAGES, built_pages
+from browsing import CONTRAST_FLOOR, PAGES, built_pages
 
 BAD_IMPACTS = {"serious", "critical"}
 FILENAME_ALT = re.compile(r"(\.(png|jpe?g|svg|gif|webp)$)|(^\.\./)|_images/|jupyter_execute", re.I)
@@ -83,6 +83,27 @@ def test_axe_finds_no_serious_violation(visit, name):
     bad = [v for v in r.axe if v["impact"] in BAD_IMPACTS]
     assert not bad, f"{name}: axe-core found:\n" + "\n".join(
         f"  [{v['impact']}] {v['id']}: {v['help']} at {v['nodes']}" for v in bad)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_axe_finds_no_serious_violation_in_dark_mode(visit, name):
+    """The same page after the theme's switch to dark mode: the book's palette (attn-palette.css) must
+    keep every text at WCAG AA contrast on dark backgrounds too (feedback boxes, proof headings, links)."""
+    r = visit(name)
+    bad = [v for v in r.axe_dark if v["impact"] in BAD_IMPACTS]
+    assert not bad, f"{name} (dark mode): axe-core found:\n" + "\n".join(
+        f"  [{v['impact']}] {v['id']} ({v['count']} elements): {v['help']} at {v['nodes']}" for v in bad)
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("name", PAGES)
+def test_every_text_has_contrast(visit, name, mode):
+    """No text below 3:1 against what it is painted on, in either mode, including what axe-core skips
+    (punctuation alone, such as the `...` in a feedback box's code span)."""
+    r = visit(name)
+    low = r.low_contrast if mode == "light" else r.low_contrast_dark
+    assert not low, f"{name} ({mode} mode): {len(low)} text(s) below {CONTRAST_FLOOR}:1, e.g.\n" + "\n".join(
+        f"  {x['ratio']}:1 {x['where']} {x['text']!r} ({x['fg']} on {x['bg']})" for x in low[:8])
 
 
 def test_search_finds_pages(visit):
