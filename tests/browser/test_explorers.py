@@ -28,7 +28,6 @@ EXPLORER_PAGES = {
     "chapters/prop5-quadratic-cost.html": ["quadratic"],
     "chapters/theory.html": ["temperature"],
 }
-MAX_PAGE_BYTES = 600 * 1024
 SAMPLES = 8  # random states per explorer, besides one move of every control
 BAD_IMPACTS = {"serious", "critical"}
 
@@ -287,12 +286,3 @@ def test_explorers_pass_axe(explored, page_name, mode):
         bad = [v for v in e["axe"][mode] if v["impact"] in BAD_IMPACTS]
         assert not bad, f"{page_name} {e['name']} ({mode}): axe-core found:\n" + "\n".join(
             f"  [{v['impact']}] {v['id']}: {v['help']} at {v['nodes']}" for v in bad)
-
-
-@pytest.mark.parametrize("name", PAGES)
-def test_page_weight(book_html, name):
-    path = Path(book_html) / name
-    if not path.exists():
-        pytest.skip(f"{name} not built")
-    size = path.stat().st_size
-    assert size <= MAX_PAGE_BYTES, f"{name}: {size / 1024:.0f} KB of HTML, more than {MAX_PAGE_BYTES // 1024} KB"
