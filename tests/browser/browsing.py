@@ -70,8 +70,10 @@ class PageReport:
 # \times, ...), a braced sub- or superscript (x^{2}, W_{Q}), or a bare one-letter subscript such as d_k.
 # Code (pre, code, .highlight) may legitimately show all of these and is skipped; everything else a reader
 # can see is checked, on the whole page (side bar, titles, captions, link texts and unfolded solutions
-# included), and so are alt texts, which a screen reader reads aloud.
-TEX_AS_TEXT = r"\$|\\[()\[\]]|\\[A-Za-z]+|[_^]\{|(?<![\w./-])[A-Za-z]_[A-Za-z0-9](?!\w)"
+# included), and so are alt texts, which a screen reader reads aloud (for them, everything but the bare
+# subscript, which an explorer's frame description may spell as its parameter's name, d_k).
+TEX_IN_ALT = r"\$|\\[()\[\]]|\\[A-Za-z]+|[_^]\{"
+TEX_AS_TEXT = TEX_IN_ALT + r"|(?<![\w./-])[A-Za-z]_[A-Za-z0-9](?!\w)"
 
 COLLECT_JS = r"""
 () => {
@@ -88,8 +90,9 @@ COLLECT_JS = r"""
     const hit = t.match(tex);
     if (hit) raw.push(`${JSON.stringify(hit[0])} in: ${t.trim().slice(0, 120)}`);
   }
+  const texAlt = new RegExp(__TEX_ALT__);
   for (const img of document.querySelectorAll('img[alt]')) {
-    const hit = img.getAttribute('alt').match(tex);
+    const hit = img.getAttribute('alt').match(texAlt);
     if (hit) raw.push(`${JSON.stringify(hit[0])} in an alt text: ${img.getAttribute('alt').slice(0, 120)}`);
   }
   const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
@@ -120,7 +123,7 @@ COLLECT_JS = r"""
   };
 }
 """
-COLLECT_JS = COLLECT_JS.replace("__TEX__", json.dumps(TEX_AS_TEXT))
+COLLECT_JS = COLLECT_JS.replace("__TEX__", json.dumps(TEX_AS_TEXT)).replace("__TEX_ALT__", json.dumps(TEX_IN_ALT))
 
 
 # A typeset formula must fit every box it sits in: wider than its paragraph, list item, admonition or
