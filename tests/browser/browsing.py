@@ -84,13 +84,13 @@ COLLECT_JS = r"""
   const raw = [];
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode(n) {
     return n.parentElement.closest(skip) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT; }});
-  const tex = new RegExp(__TEX__);
+  const tex = new RegExp(__TEX__), texAlt = new RegExp(__TEX_ALT__);
   while (walker.nextNode()) {
     const t = walker.currentNode.textContent;
-    const hit = t.match(tex);
+    // a cell's output (the checker's feedback, a printed table) may write d_k in plain text; TeX it may not
+    const hit = t.match(walker.currentNode.parentElement.closest('.cell_output, .output') ? texAlt : tex);
     if (hit) raw.push(`${JSON.stringify(hit[0])} in: ${t.trim().slice(0, 120)}`);
   }
-  const texAlt = new RegExp(__TEX_ALT__);
   for (const img of document.querySelectorAll('img[alt]')) {
     const hit = img.getAttribute('alt').match(texAlt);
     if (hit) raw.push(`${JSON.stringify(hit[0])} in an alt text: ${img.getAttribute('alt').slice(0, 120)}`);
@@ -136,7 +136,8 @@ MATH_OVERFLOW_JS = r"""
     const inner = m.querySelector('mjx-math') || m;
     const r = inner.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;               // not shown (folded)
-    const stop = m.closest('article') || document.body;
+    // inside a table, the cell is the box: a wide table scrolls as a whole, by the theme's design
+    const stop = m.closest('td, th') || m.closest('article') || document.body;
     for (let a = m.parentElement; a && a !== stop.parentElement; a = a.parentElement) {
       const b = a.getBoundingClientRect();
       if (b.width === 0) continue;
