@@ -104,7 +104,7 @@ ROOT = PAGE.parents[1]
 PAGES = sorted([*ROOT.glob("chapters/*.md"), *ROOT.glob("exercises/*.md"), ROOT / "intro.md"])
 PAGES.remove(PAGE)
 CODE_CELL = re.compile(r"```\{code-cell\}[^\n]*\n(?:---\n(?P<meta>.*?)\n---\n)?.*?\n```\n", re.S)
-MATH_SPAN = re.compile(r"\$\$.*?\$\$|\$[^$\n]+?\$", re.S)
+MATH_SPAN = re.compile(r"\$\$.*?\$\$|\$[^$]+?\$", re.S)   # inline math may run over a line break
 RESERVED = [
     ("the weights are W or w: not A, p or s",
      re.compile(r"(?<![\\\w{])(?:A|p|s)(?:_\{?[\w*]+\}?)?(?:\([^()]*\))?\s*=\s*\\operatorname\{softmax\}")),
@@ -158,6 +158,10 @@ def test_the_rules_catch_each_misuse(bad):
 ])
 def test_the_rules_pass_the_notation(good):
     assert not misuses(f"Some prose {good} more prose.\n"), f"a rule rejects the book's own notation: {good}"
+
+
+def test_inline_math_over_a_line_break_is_checked():
+    assert misuses("The Jacobian $J = \\operatorname{diag}(s)\n - ss^\\top$ of the weights.\n")
 
 
 def test_code_is_not_checked():
