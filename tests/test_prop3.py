@@ -62,17 +62,41 @@ def test_softmax_jacobian_by_hand():
 
 @given(logit_rows, st.floats(0.01, 300))
 def test_jacobian_norm_bounds(x, spread):
+    """Part 2: ‖J‖_F ≤ 1 - ‖w‖² ≤ 2(1 - max w) ≤ 2(T-1)e^{-Δ}, the bound every page states."""
     x = spread * x / (np.abs(x).max() + 1)
-    s = attn.softmax(x)
-    J = attn.softmax_jacobian(s)
+    w = attn.softmax(x)
+    J = attn.softmax_jacobian(w)
     norm = float(np.linalg.norm(J))
-    np.testing.assert_allclose(attn.softmax_jacobian_norm(s), norm, atol=1e-7)
+    np.testing.assert_allclose(attn.softmax_jacobian_norm(w), norm, atol=1e-7)
     top = np.sort(x)[-2:]
-    b1 = 2 * (1 - np.sum(s**2))
-    b2 = 4 * (1 - s.max())
-    b3 = 4 * (len(x) - 1) * np.exp(-(top[1] - top[0]))
+    b1 = 1 - np.sum(w**2)
+    b2 = 2 * (1 - w.max())
+    b3 = 2 * (len(x) - 1) * np.exp(-(top[1] - top[0]))
     assert norm <= b1 + 1e-12 and b1 <= b2 + 1e-12 and b2 <= b3 + 1e-12
-    assert np.isclose(np.abs(J).sum(), b1)  # Σ|J_ij| = 2(1 - ‖s‖²) exactly
+    assert np.isclose(np.trace(J), b1)  # tr J = 1 - ‖w‖² exactly: J is PSD, so ‖J‖_F ≤ tr J
+    assert np.linalg.eigvalsh(J).min() > -1e-12
+
+
+def test_the_bound_is_attained_by_two_keys():
+    """With two keys J = p(1-p)[[1,-1],[-1,1]]: ‖J‖_F = 2p(1-p) = 1 - ‖w‖², so the first bound cannot be
+    tightened (the sum-of-entries bound 2(1 - ‖w‖²) it replaced is off by a factor 2 here)."""
+    for p in (0.5, 0.9, 0.999):
+        w = np.array([p, 1 - p])
+        np.testing.assert_allclose(np.linalg.norm(attn.softmax_jacobian(w)), 1 - np.sum(w**2), rtol=1e-12)
+
+
+@given(logit_rows, st.floats(0.01, 300), st.integers(0, 2**32 - 1))
+def test_gradient_through_the_softmax_is_bounded_by_the_jacobian(x, spread, seed):
+    """The step from Jacobian to gradient: ‖∂ℓ/∂x‖ = ‖J ∂ℓ/∂w‖ ≤ ‖J‖_F ‖∂ℓ/∂w‖, checked on a random
+    linear loss ℓ = g·w against finite differences of ℓ through attn.softmax."""
+    x = spread * x / (np.abs(x).max() + 1)
+    g = np.random.default_rng(seed).normal(size=x.size)          # ∂ℓ/∂w for ℓ(w) = g·w
+    w = attn.softmax(x)
+    grad = attn.softmax_jacobian(w) @ g                          # ∂ℓ/∂x (J is symmetric)
+    h = 1e-6
+    fd = np.array([(g @ attn.softmax(x + h * e) - g @ attn.softmax(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+    np.testing.assert_allclose(grad, fd, atol=1e-6)
+    assert np.linalg.norm(grad) <= attn.softmax_jacobian_norm(w) * np.linalg.norm(g) + 1e-12
 
 
 def test_divisor_is_a_temperature_sqrt_d_k():
@@ -101,7 +125,7 @@ def test_unscaled_gap_is_sqrt_d_k_times_the_scaled_gap(seed, d_k):
     z = x / math.sqrt(d_k)
     gap = lambda v: np.diff(np.sort(v)[-2:])[0]  # noqa: E731
     assert np.isclose(gap(x), math.sqrt(d_k) * gap(z))
-    bound = 4 * 5 * math.exp(-math.sqrt(d_k) * gap(z))
+    bound = 2 * 5 * math.exp(-math.sqrt(d_k) * gap(z))             # part 3: 2(T-1)exp(-√d_k Δ(s)), T = 6
     assert attn.softmax_jacobian_norm(attn.softmax(x)) <= bound + 1e-12
 
 

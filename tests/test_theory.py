@@ -143,7 +143,8 @@ def test_jacobian_norm_bounded_by_mass_off_the_winner(s):
     np.testing.assert_allclose(softmax_jacobian_norm(p), nF, atol=1e-12)
     assert nF <= np.abs(J).sum() + 1e-12
     np.testing.assert_allclose(np.abs(J).sum(), 2 * (1 - np.sum(p**2)), atol=1e-12)
-    assert nF <= 4 * (1 - p.max()) + 1e-12
+    assert nF <= 1 - np.sum(p**2) + 1e-12                      # the page's bound: ‖J‖_F ≤ tr J = 1 - ‖w‖²
+    assert 1 - np.sum(p**2) <= 2 * (1 - p.max()) + 1e-12
 
 
 @pytest.mark.parametrize("d_k", [4, 64, 1024])

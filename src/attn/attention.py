@@ -100,7 +100,11 @@ def attention(
     r"""Scaled dot-product attention :math:`\operatorname{softmax}(Q K^\top / \sqrt{d_k} / \tau)\, V`.
 
     Each output row is a convex combination of the rows of V, with weights
-    computed from how well each key matches the query (Proposition 1).
+    computed from how well each key matches the query (Proposition 1). With
+    a mask, row i is a convex combination of the values that query i may
+    read (``mask[i, j]`` True) only, so it lies in their convex hull. Under
+    ``empty_rows="zero"`` a query with no readable key gets the zero row,
+    which in general lies outside that hull (and outside the hull of all V).
 
     Parameters
     ----------

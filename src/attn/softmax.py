@@ -29,8 +29,9 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
         Logits (for attention: scores, shape ``(T_q, T_k)``, normalised along
         each row). ``-inf`` marks an entry that gets weight exactly 0.
     tau : float, default 1.0
-        Temperature τ, finite and > 0. τ → 0 approaches the argmax
-        (one-hot), τ → ∞ the uniform distribution.
+        Temperature τ, finite and > 0. As τ → 0 the weights approach the
+        uniform distribution over the entries that tie for the maximum: one-hot
+        on the argmax when it is unique. τ → ∞ gives the uniform distribution.
     axis : int, default -1
         Axis along which entries sum to 1 (the key axis for attention).
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ class PageReport:
     console_errors: list = field(default_factory=list)
     failed_requests: list = field(default_factory=list)
     math: dict = field(default_factory=dict)
+    math_overflow: list = field(default_factory=list)  # formulas wider than a box they sit in (cut off or scrolled)
     images: list = field(default_factory=list)
     figures: list = field(default_factory=list)
     axe: list = field(default_factory=list)  # light mode (the book's default)
@@ -68,19 +70,34 @@ class PageReport:
     screenshot_dark: Path | None = None
 
 
+# TeX that reached the reader as text: any dollar sign, \( \) \[ \], any backslash command (\sqrt, \Delta,
+# \times, ...), a braced sub- or superscript (x^{2}, W_{Q}), or a bare one-letter subscript such as d_k.
+# Code (pre, code, .highlight) may legitimately show all of these and is skipped; everything else a reader
+# can see is checked, on the whole page (side bar, titles, captions, link texts and unfolded solutions
+# included), and so are alt texts, which a screen reader reads aloud (for them, everything but the bare
+# subscript, which an explorer's frame description may spell as its parameter's name, d_k).
+TEX_IN_ALT = r"\$|\\[()\[\]]|\\[A-Za-z]+|[_^]\{"
+TEX_AS_TEXT = TEX_IN_ALT + r"|(?<![\w./-])[A-Za-z]_[A-Za-z0-9](?!\w)"
+
 COLLECT_JS = r"""
 () => {
-  const skip = 'script,style,pre,code,textarea,mjx-container,.highlight,.output';
-  const root = document.querySelector('main') || document.body;
+  const skip = 'script,style,pre,code,textarea,mjx-container,mjx-assistive-mml,.highlight,.MathJax_Preview';
+  const root = document.body;
   // math: Sphinx wraps every formula in .math; MathJax puts an mjx-container inside when it typesets it
   const math = [...document.querySelectorAll('.math')];
   const raw = [];
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode(n) {
     return n.parentElement.closest(skip) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT; }});
-  const tex = /\$[^$\s][^$]*\$|\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\\frac\b|\\mathbf\b|\\sum\b|\\top\b/;
+  const tex = new RegExp(__TEX__), texAlt = new RegExp(__TEX_ALT__);
   while (walker.nextNode()) {
     const t = walker.currentNode.textContent;
-    if (tex.test(t)) raw.push(t.trim().slice(0, 120));
+    // a cell's output (the checker's feedback, a printed table) may write d_k in plain text; TeX it may not
+    const hit = t.match(walker.currentNode.parentElement.closest('.cell_output, .output') ? texAlt : tex);
+    if (hit) raw.push(`${JSON.stringify(hit[0])} in: ${t.trim().slice(0, 120)}`);
+  }
+  for (const img of document.querySelectorAll('img[alt]')) {
+    const hit = img.getAttribute('alt').match(texAlt);
+    if (hit) raw.push(`${JSON.stringify(hit[0])} in an alt text: ${img.getAttribute('alt').slice(0, 120)}`);
   }
   const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
   const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
@@ -114,7 +131,36 @@ COLLECT_JS = r"""
   };
 }
 """
+COLLECT_JS = COLLECT_JS.replace("__TEX__", json.dumps(TEX_AS_TEXT)).replace("__TEX_ALT__", json.dumps(TEX_IN_ALT))
 
+
+# A typeset formula must fit every box it sits in: wider than its paragraph, list item, admonition or
+# display block, it is cut off (overflow hidden) or needs a horizontal scroll bar. Formulas inside folded
+# solutions have no size until unfolded: this runs on arrival and again with the solutions open.
+MATH_OVERFLOW_JS = r"""
+() => {
+  const out = [];
+  for (const m of document.querySelectorAll('mjx-container')) {
+    const inner = m.querySelector('mjx-math') || m;
+    const r = inner.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;               // not shown (folded)
+    // inside a table, the cell is the box: a wide table scrolls as a whole, by the theme's design
+    const stop = m.closest('td, th') || m.closest('article') || document.body;
+    for (let a = m.parentElement; a && a !== stop.parentElement; a = a.parentElement) {
+      const b = a.getBoundingClientRect();
+      if (b.width === 0) continue;
+      if (r.right > b.right + 2 || r.left < b.left - 2) {
+        const tex = (m.closest('.math') || m).textContent.trim();
+        out.push(`${(m.getAttribute('display') === 'true') ? 'display' : 'inline'} formula ${Math.round(r.width)} px wide `
+                 + `in a ${a.tagName.toLowerCase()}.${[...a.classList].join('.')} of ${Math.round(b.width)} px: `
+                 + (inner.getAttribute('aria-label') || m.getAttribute('aria-label') || tex).slice(0, 80));
+        break;
+      }
+    }
+  }
+  return out;
+}
+"""
 
 WAIT_FRAME = "img => !!img.getAttribute('src') && img.getAttribute('src').startsWith('data:image')"
 SRC_CHANGED = "([img, before]) => img.getAttribute('src') !== before"
@@ -255,7 +301,10 @@ async def _visit(context, server: str, name: str) -> PageReport:
     page.on("response", lambda r: report.failed_requests.append(f"{r.url} (HTTP {r.status})") if r.status >= 400 else None)
     try:
         await page.goto(server + name, wait_until="load")
-        await page.wait_for_load_state("networkidle")
+        try:  # on a busy machine "no request for 500 ms" can take long to happen; requests are checked anyway
+            await page.wait_for_load_state("networkidle", timeout=90_000)
+        except Exception:  # noqa: BLE001 - a page still loading is judged by its failed requests, not by a timeout
+            pass
         await page.evaluate(MATHJAX_DONE)  # MathJax typesets after load: wait until it has finished
         views = await page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
         if views:  # the live explorers render from the saved widget state once the widget manager has loaded
@@ -264,10 +313,17 @@ async def _visit(context, server: str, name: str) -> PageReport:
         data = await page.evaluate(COLLECT_JS)
         report.math, report.images, report.figures = data["math"], data["images"], data["figures"]
         report.headings, report.controls = data["headings"], data["controls"]
+        report.math_overflow = await page.evaluate(MATH_OVERFLOW_JS)
         # what a reader sees on arrival (solutions folded, scrubbers on their first frame)
         report.screenshot = SCREENSHOTS / (name.replace("/", "__").removesuffix(".html") + ".png")
         await page.screenshot(path=str(report.screenshot), full_page=True)
         await _unfold_solutions(page, report)
+        if report.solutions:
+            await page.evaluate(MATHJAX_DONE)
+            seen = set(report.math_overflow)
+            report.math_overflow += [m for m in await page.evaluate(MATH_OVERFLOW_JS) if m not in seen]
+            unfolded = await page.evaluate(COLLECT_JS)  # solution text was in the DOM already; alt texts likewise
+            report.math["raw_tex"] = list(dict.fromkeys(report.math["raw_tex"] + unfolded["math"]["raw_tex"]))
         # axe-core injected as an inline script (no request); preload: false, or axe re-fetches every
         # stylesheet and resolves their @import against the page, not the sheet (a false 404).
         # It runs with the solutions unfolded, so their content is checked too.

@@ -33,11 +33,21 @@ def test_no_failed_or_outside_request(visit, name):
 @pytest.mark.parametrize("name", PAGES)
 def test_math_is_typeset(visit, name):
     m = visit(name).math
-    assert not m["raw_tex"], f"{name}: TeX left as text (not inside $...$ that MathJax typesets?): {m['raw_tex'][:5]}"
+    assert not m["raw_tex"], (f"{name}: TeX shown to the reader as text (a $, \\( or TeX command outside the math "
+                              f"MathJax typesets: $$ in a list item, a raw title, a caption?):\n" + "\n".join(m["raw_tex"][:8]))
     if m["formulas"]:
         assert m["typeset"] > 0, f"{name}: {m['formulas']} formulas but no MathJax output (MathJax not loaded?)"
         assert not m["untypeset"], f"{name}: formulas MathJax did not typeset: {m['untypeset'][:5]}"
     assert not m["errors"], f"{name}: TeX errors in MathJax output: {m['errors'][:5]}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_math_fits_its_box(visit, name):
+    """At 1280 px no formula is wider than the paragraph, list item, admonition or display block it sits in
+    (it would be cut off or need a scroll bar): break long display equations over lines (aligned)."""
+    r = visit(name)
+    assert not r.error, f"{name}: {r.error}"
+    assert not r.math_overflow, f"{name}: formulas that do not fit at 1280 px:\n" + "\n".join(r.math_overflow[:8])
 
 
 @pytest.mark.parametrize("name", PAGES)
