@@ -495,7 +495,7 @@ def _log_log_slope(ns, variances) -> np.ndarray:
 
 
 E07 = register(Item(
-    id="E07", title="Var(q·k) grows with d_k: a simulation", page="exercises/e07-variance", kind="exercise",
+    id="E07", title="Var(q·k) grows linearly with the head width: a simulation", page="exercises/e07-variance", kind="exercise",
     data=e07_data,
     parts=[
         Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=0.08, atol=0.0,
