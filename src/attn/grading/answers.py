@@ -19,7 +19,9 @@ class Problem(NamedTuple):
 
 def _describe(value) -> str:
     name = type(value).__name__
-    return {"str": "text", "NoneType": "None", "function": "a function", "dict": "a dictionary"}.get(name, f"a {name}")
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return {"str": "text", "NoneType": "None", "function": "a function", "dict": "a dictionary"}.get(
+        name, f"{article} {name}")
 
 
 def _has_ellipsis(value, depth: int = 0) -> bool:
