@@ -112,7 +112,7 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
                     "the keys, so each row should sum to 1: a softmax along each row."
                 )
             whole_slack = (0.5 * 10.0 ** -part.decimals * a.size if part.decimals is not None else 0.0) + 1e-4
-            if len(bad) == len(rows) and abs(a.sum() - 1) <= whole_slack:
+            if len(rows) > 1 and len(bad) == len(rows) and abs(a.sum() - 1) <= whole_slack:
                 return "whole", (
                     "All your entries together sum to 1, but no row does: you normalised once over the whole "
                     "matrix. Each row holds one query's weights over all the keys and is a softmax of its own: "
