@@ -115,6 +115,9 @@ CASES = [
      ["whole matrix"], []),
     ("B01", "weights", lambda d: _exp("B01", "weights") * 1.3, None, NOT_YET, "rows_sum",
      ["None of your 3 rows sums to 1 (row 1 sums to 1.3)."], ["), not 1"]),
+    # B02's rows are temperatures, not queries
+    ("B02", "weights", lambda d: _exp("B02", "weights") * np.array([[1], [1], [1.3]]), None, NOT_YET, "rows_sum",
+     ["Row 3 ", "Each row (one temperature)"], ["query"]),
     # the shape sentence reads as a sentence
     ("B02", "weights", lambda d: [0.67, 0.24, 0.09], None, NOT_YET, "shape",
      ["but the weight matrix (n_τ × T_k, one row per temperature) has shape (3, 3)"], ["weights, one row"]),

@@ -76,6 +76,11 @@ def _wrapped(value, expected: np.ndarray) -> str | None:
     return None
 
 
+def _row_is(part) -> str:
+    """What one row of a weight matrix is, as the part names its rows: "one query", "one temperature"."""
+    return f"one {_singular(part.axes[0])}" if part.axes else "one query"
+
+
 def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from: int) -> tuple[str, str]:
     """(key, message) for a wrong answer of the right shape that no known mistake matches."""
     t = float(np.max(atol))
@@ -115,8 +120,7 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
             if len(rows) > 1 and len(bad) == len(rows) and abs(a.sum() - 1) <= whole_slack:
                 return "whole", (
                     "All your entries together sum to 1, but no row does: you normalised once over the whole "
-                    "matrix. Each row holds one query's weights over all the keys and is a softmax of its own: "
-                    "divide by each row's sum."
+                    f"matrix. Each row ({_row_is(part)}) is a softmax of its own: divide by each row's sum."
                 )
             i = bad[0]
             first = f"row {i + counts_from} sums to {rows[i]:.3g}"
@@ -124,7 +128,7 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
                      f"None of your {len(rows)} rows sums to 1 ({first})." if len(bad) == len(rows) else
                      f"{len(bad)} of your {len(rows)} rows do not sum to 1 ({first}).")
             return "rows_sum", (
-                f"{which} Each row holds one query's weights over all the keys, and a softmax row always sums to 1."
+                f"{which} Each row ({_row_is(part)}) is a softmax over the keys, and a softmax always sums to 1."
             )
         if (a < -slack).any():
             return "negative", "A weight is negative; softmax weights are never below 0."
