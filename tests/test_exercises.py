@@ -211,6 +211,8 @@ HINT_TABLE = [
     ("E07", "slope", lambda d: -1.0, "divided_by_dk"),
     ("E07", "slope", lambda d: float(np.polyfit([4, 16, 64, 256], [16.2, 63.1, 257.0, 1019.0], 1)[0]), "no_logs"),
     ("E07", "slope", lambda d: 2.0, "value"),
+    ("E07", "slope", lambda d: 0.3011, "mixed_logs"),  # polyfit(log2(d_ks), log10(variances))
+    ("E07", "slope", lambda d: 3.32, "mixed_logs_inverse"),  # polyfit(log10(d_ks), log2(variances))
     # E08 temperature
     ("E08", "tau_two", lambda d: math.log(9) / 2, "times_tau"),
     ("E08", "tau_two", lambda d: 2 / math.log(10), "log_target"),

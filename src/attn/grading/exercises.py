@@ -419,6 +419,10 @@ def e06_data(rng=None) -> dict:
     return {"T": 4096, "d_k": 64, "dtype": "float32"}
 
 
+_MIXED_LOGS = ("Your two axes use different logarithms (log₂ on one, log₁₀ on the other), which scales the slope by "
+               "log 2 / log 10 or its inverse. Take the same log of both: np.log(variances) against np.log(d_ks).")
+
+
 def _e06_parts() -> list[Part]:
     def flops(ns):
         return attn.score_flops(ns.T, ns.T, ns.d_k, ns.d_k).scores
@@ -541,6 +545,8 @@ E07 = register(Item(
                  Mistake("divided_by_dk", lambda ns: -1.0,
                          "A negative slope: the variance falls with d_k in your fit. Check which is x (log d_k) and "
                          "which is y (log variance), and that the dot products were not divided by d_k."),
+                 Mistake("mixed_logs", lambda ns: math.log(2) / math.log(10), _MIXED_LOGS),
+                 Mistake("mixed_logs_inverse", lambda ns: math.log(10) / math.log(2), _MIXED_LOGS),
                  Mistake("no_logs", lambda ns: ns.sigma_k ** 2,
                          "That is the slope of the variance against d_k itself (σ_k² = 4 per unit of d_k). The "
                          "question asks for the slope on log-log axes: fit np.log(variances) against np.log(d_ks)."),
