@@ -122,6 +122,9 @@ CASES = [
     ("B02", "weights", lambda d: [0.67, 0.24, 0.09], None, NOT_YET, "shape",
      ["but the weight matrix (n_τ × T_k, one row per temperature) has shape (3, 3)"], ["weights, one row"]),
     ("E01", "softmax", lambda d: 3, None, NOT_YET, "type", ["is an int"], ["a int"]),
+    # a number typed in quotes is shown without them, not as an unrelated 0.25
+    ("E10", "cause", lambda d: "2", None, NOT_YET, "text", ["for example 2, not '2'"], ["0.25"]),
+    ("B01", "output", lambda d: "[[1.17, 0.99]]", None, NOT_YET, "text", ["0.25, not '0.25'"], []),
 ]
 
 

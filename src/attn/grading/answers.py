@@ -49,8 +49,14 @@ def read(value, kind: str = "number"):
             "or forget to write the value after `=`?",
         )
     if isinstance(value, (str, bytes)):
+        example = "0.25, not '0.25'"
+        try:
+            if isinstance(value, str) and np.isfinite(float(value)) and len(value.strip()) <= 20:
+                example = f"{value.strip()}, not {value!r}"  # the learner's own number, without the quotes
+        except ValueError:
+            pass
         return None, Problem(
-            "text", f"The answer is text ({value!r:.40}). Enter numbers, not a string: for example 0.25, not '0.25'."
+            "text", f"The answer is text ({value!r:.40}). Enter numbers, not a string: for example {example}."
         )
     if callable(value):
         return None, Problem("type", "The answer is a function. Call it and give its result.")
