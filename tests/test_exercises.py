@@ -120,6 +120,8 @@ HINT_TABLE = [
     ("E01", "softmax", lambda d: (lambda x, tau=1.0: np.exp(x / tau - np.max(x / tau)) / np.exp(x / tau - np.max(x / tau)).sum()),
      "global"),
     ("E01", "softmax", lambda d: (lambda x, tau=1.0: sm(np.asarray(x) * tau)), "times_tau"),
+    ("E01", "softmax", lambda d: (lambda x, tau=1.0: (lambda z: z / z.sum(axis=-1, keepdims=True))(
+        np.exp(np.asarray(x, dtype=float) / tau - np.max(np.asarray(x, dtype=float) / tau)))), "global_max"),
     ("E01", "softmax", lambda d: (lambda x, tau=1.0: sm(x)), "no_tau"),
     ("E01", "softmax", lambda d: (lambda x, tau=1.0: (x / tau) / (x / tau).sum(axis=-1, keepdims=True)), "no_exp"),
     ("E01", "softmax", lambda d: (lambda x, tau=1.0: sm(-np.asarray(x), tau)), "sign"),
@@ -184,6 +186,7 @@ HINT_TABLE = [
     ("E06", "flops", lambda d: 2 * 4096 * 64, "one_row"),
     ("E06", "flops", lambda d: 2 * 4096 * 64 ** 2, "d_k_squared"),
     ("E06", "flops", lambda d: 2.1e9, "rounded"),
+    ("E06", "flops", lambda d: 2 * 4096 ** 2 * 64 - 4096 ** 2, "one_add_fewer"),  # d_k − 1 additions a score
     ("E06", "flops", lambda d: -2 * 4096 ** 2 * 64, "sign"),
     ("E06", "flops", lambda d: "2*4096**2*64", "text"),
     ("E06", "score_bytes", lambda d: 4096 ** 2 * 8, "float64"),
@@ -208,6 +211,8 @@ HINT_TABLE = [
     ("E07", "slope", lambda d: -1.0, "divided_by_dk"),
     ("E07", "slope", lambda d: float(np.polyfit([4, 16, 64, 256], [16.2, 63.1, 257.0, 1019.0], 1)[0]), "no_logs"),
     ("E07", "slope", lambda d: 2.0, "value"),
+    ("E07", "slope", lambda d: 0.3011, "mixed_logs"),  # polyfit(log2(d_ks), log10(variances))
+    ("E07", "slope", lambda d: 3.32, "mixed_logs_inverse"),  # polyfit(log10(d_ks), log2(variances))
     # E08 temperature
     ("E08", "tau_two", lambda d: math.log(9) / 2, "times_tau"),
     ("E08", "tau_two", lambda d: 2 / math.log(10), "log_target"),
@@ -227,7 +232,9 @@ HINT_TABLE = [
     ("E10", "cause", lambda d: 3, "scale"),
     ("E10", "cause", lambda d: 4, "values"),
     ("E10", "cause", lambda d: "b", "text"),
-    ("E10", "cause", lambda d: 2.5, "value"),
+    ("E10", "cause", lambda d: 2.5, "not_a_choice"),
+    ("E10", "cause", lambda d: 5, "not_a_choice"),  # was "Check the arithmetic"
+    ("E10", "cause", lambda d: 0, "not_a_choice"),  # was "Every entry of your answer is 0"
     ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: safe(Q, K, V, mask, fill=-1e9, zero_empty=False)),
      "big_negative"),
     ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: safe(Q, K, V, mask, zero_empty=False, shift=False)),

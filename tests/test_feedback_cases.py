@@ -38,6 +38,14 @@ def _printing_softmax(x, tau=1.0):
     print(e / e.sum(axis=-1, keepdims=True))
 
 
+def _sm_rows(S):
+    e = np.exp(S - S.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+V01_3_RAW = [[2, 4, 2], [2, 4, 7], [0, 0, 1]]  # V01, seed 3: Q Kᵀ without the 1/√d_k
+
+
 def _first_entry_off(item_id, part):
     a = np.array(_exp(item_id, part), dtype=float)
     a.flat[0] += 1.0
@@ -88,6 +96,35 @@ CASES = [
     ("B05", "var_raw", lambda d: [64.0, 1.0], None, NOT_YET, "shape", ["asks for a single number, Var(q·k);", "holds 2 numbers"], ["shape ()", "a number has"]),
     ("B01", "output", lambda d: _first_entry_off("B01", "output"), None, NOT_YET, "value", ["1 of 6 entries is"],
      ["entry is not"]),
+    # 7. what a learner met working the pages by hand (issue r10)
+    # a variant's follow-through names a check call that works as typed (check('V01', 'scores') needs the seed)
+    ("V01@3", "weights", lambda d: np.round(_sm_rows(d.Q @ d.K.T), 2), {"scores": V01_3_RAW}, NOT_YET,
+     "follows_from_wrong", ["`check('V01', 'scores', seed=3)`"], ["`check('V01', 'scores')`"]),
+    # −∞ in the weights is a masked score, not an overflow; numbered as the page counts (from 1)
+    ("V03@11", "weights", lambda d: np.where(np.tril(np.ones((4, 4), dtype=bool)), d.S, -np.inf), None, NOT_YET,
+     "inf", ["−∞ at row 1, column 2", "masked score"], ["overflows", "index ["]),
+    ("B03", "weights", lambda d: np.where(np.tril(np.ones((4, 4), dtype=bool)), B03_WEIGHTS, np.nan), None, NOT_YET,
+     "nan", ["NaN at row 1, column 2"], ["index ["]),
+    # an infinite or NaN plain number gets no softmax advice
+    ("E08", "tau_two", lambda d: float("inf"), None, NOT_YET, "inf", ["finite"], ["row maximum", "exp()"]),
+    ("B05", "simulated", lambda d: float("nan"), None, NOT_YET, "nan", ["NaN"], ["exp()"]),
+    # a single number is not told about "every entry"
+    ("E08", "tau_two", lambda d: -0.91, None, NOT_YET, "sign", ["Your answer has the wrong sign"], ["Every entry"]),
+    # a softmax over the whole matrix is named; a sentence about the rows says "not 1" once
+    ("B01", "weights", lambda d: np.round(np.exp(d.scores) / np.exp(d.scores).sum(), 2), None, NOT_YET, "whole",
+     ["whole matrix"], []),
+    ("B01", "weights", lambda d: _exp("B01", "weights") * 1.3, None, NOT_YET, "rows_sum",
+     ["None of your 3 rows sums to 1 (row 1 sums to 1.3)."], ["), not 1"]),
+    # B02's rows are temperatures, not queries
+    ("B02", "weights", lambda d: _exp("B02", "weights") * np.array([[1], [1], [1.3]]), None, NOT_YET, "rows_sum",
+     ["Row 3 ", "Each row (one temperature)"], ["query"]),
+    # the shape sentence reads as a sentence
+    ("B02", "weights", lambda d: [0.67, 0.24, 0.09], None, NOT_YET, "shape",
+     ["but the weight matrix (n_τ × T_k, one row per temperature) has shape (3, 3)"], ["weights, one row"]),
+    ("E01", "softmax", lambda d: 3, None, NOT_YET, "type", ["is an int"], ["a int"]),
+    # a number typed in quotes is shown without them, not as an unrelated 0.25
+    ("E10", "cause", lambda d: "2", None, NOT_YET, "text", ["for example 2, not '2'"], ["0.25"]),
+    ("B01", "output", lambda d: "[[1.17, 0.99]]", None, NOT_YET, "text", ["0.25, not '0.25'"], []),
 ]
 
 
@@ -138,6 +175,21 @@ def test_a_checker_problem_is_falsy(monkeypatch):
     monkeypatch.setattr(type(it), "judge", lambda *a, **k: 1 / 0)
     note = check("B01", "scores", 1)
     assert isinstance(note, Note) and "problem of its own" in str(note) and not note
+
+
+@pytest.mark.parametrize("seed", [-1, 2.5, 3.0, "3"])
+def test_a_bad_seed_in_check_is_a_note_not_the_checkers_problem(seed):
+    note = check("V01", "scores", [[1, 2, 1], [1, 2, 3.5], [0, 0, 0.5]], seed=seed)
+    assert isinstance(note, Note) and not note and "whole number" in str(note), str(note)
+
+
+def test_a_variants_check_given_another_seed_says_how_to_draw_it():
+    from attn.grading import variant
+
+    v = variant("V02", 7)
+    note = v.check("weights", [[0.11, 0.04, 0.84], [0.23, 0.14, 0.63], [0.29, 0.23, 0.48]], seed=8)
+    assert isinstance(note, Note) and not note and "variant('V02', 8)" in str(note) and "no part" not in str(note)
+    assert v.check("weights", [[0.11, 0.04, 0.84], [0.23, 0.14, 0.63], [0.29, 0.23, 0.48]], seed=7).correct
 
 
 def test_not_tried_is_falsy():

@@ -82,6 +82,7 @@ HINT_TABLE = [
     ("B02", "weights", lambda d, e: e["weights"][:2], "shape"),
     ("B02", "cold_limit", lambda d, e: [1 / 3] * 3, "uniform"),
     ("B02", "cold_limit", lambda d, e: [0, 0, 1], "argmin"),
+    ("V02@7", "cold_limit", lambda d, e: [1, 0, 0], "first_key"),  # s = (2, 1, 4): B02's answer copied
     ("B02", "cold_limit", lambda d, e: [[1, 0, 0]], "shape"),
     # B03: causal mask on four tokens, scores S given
     ("B03", "mask", lambda d, e: ~np.tril(np.ones((4, 4), bool)), "polarity"),
@@ -121,12 +122,16 @@ HINT_TABLE = [
     ("B05", "var_raw", lambda d, e: 8.0, "std"),
     ("B05", "var_raw", lambda d, e: 4.0, "one_term"),
     ("B05", "var_raw", lambda d, e: 80.0, "sum_not_product"),
+    ("B05", "var_raw", lambda d, e: 16.0, "unit_variances"),  # d_k alone
+    ("B05", "var_raw", lambda d, e: 32.0, "std_not_var"),  # d_k σ_q σ_k = 16 · 1 · 2
     ("B05", "var_raw", lambda d, e: -64.0, "sign"),
     ("B05", "var_raw", lambda d, e: 60.0, "value"),
     ("B05", "var_raw", lambda d, e: [64.0, 1.0], "shape"),
     ("B05", "var_scaled", lambda d, e: 16.0, "scaled_by_sqrt"),
     ("B05", "var_scaled", lambda d, e: 0.25, "scaled_twice"),
     ("B05", "var_scaled", lambda d, e: 2.0, "std"),
+    ("B05", "var_scaled", lambda d, e: 64.0, "unscaled"),
+    ("B05", "var_scaled", lambda d, e: 1.0, "always_one"),
     ("B05", "simulated", lambda d, e: 8.1, "std"),
     ("B05", "simulated", lambda d, e: 3.9, "scaled"),
     ("B05", "simulated", lambda d, e: 262.0, "variance_as_scale"),  # normal(0, 4) where 4 is the variance

@@ -12,7 +12,7 @@ import nbclient
 import numpy as np
 import pytest
 
-from attn.grading import CORRECT, NOT_TRIED, NOT_YET, Table, check, items, progress, record_progress
+from attn.grading import CORRECT, NOT_TRIED, NOT_YET, Note, Table, check, items, progress, record_progress
 from attn.grading import progress_file as pf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,6 +225,21 @@ def test_an_unwritable_destination_is_told_once(tmp_path, capsys):
         assert check("B01", scores=_right("scores")).correct
     out = capsys.readouterr().out
     assert out.count("Progress not saved") == 1, out
+
+
+def test_in_a_notebook_a_problem_is_displayed_not_printed_with_backticks(tmp_path, capsys, monkeypatch):
+    """A printed note showed `record_progress()` with raw backticks in the notebook; displayed, its HTML has <code>."""
+    import types
+
+    import IPython
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython, "get_ipython", lambda: types.SimpleNamespace(kernel=object()))
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    note = pf._tell_once(("test", str(tmp_path)), Note("Progress not saved", "Run the `record_progress()` cell."))
+    assert shown == [note] and capsys.readouterr().out == ""
+    assert "<code>record_progress()</code>" in note._repr_html_()
 
 
 def test_a_deeply_nested_file_is_set_aside_never_raised(tmp_path, capsys):

@@ -19,7 +19,9 @@ class Problem(NamedTuple):
 
 def _describe(value) -> str:
     name = type(value).__name__
-    return {"str": "text", "NoneType": "None", "function": "a function", "dict": "a dictionary"}.get(name, f"a {name}")
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return {"str": "text", "NoneType": "None", "function": "a function", "dict": "a dictionary"}.get(
+        name, f"{article} {name}")
 
 
 def _has_ellipsis(value, depth: int = 0) -> bool:
@@ -47,8 +49,14 @@ def read(value, kind: str = "number"):
             "or forget to write the value after `=`?",
         )
     if isinstance(value, (str, bytes)):
+        example = "0.25, not '0.25'"
+        try:
+            if isinstance(value, str) and np.isfinite(float(value)) and len(value.strip()) <= 20:
+                example = f"{value.strip()}, not {value!r}"  # the learner's own number, without the quotes
+        except ValueError:
+            pass
         return None, Problem(
-            "text", f"The answer is text ({value!r:.40}). Enter numbers, not a string: for example 0.25, not '0.25'."
+            "text", f"The answer is text ({value!r:.40}). Enter numbers, not a string: for example {example}."
         )
     if callable(value):
         return None, Problem("type", "The answer is a function. Call it and give its result.")

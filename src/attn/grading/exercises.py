@@ -42,6 +42,12 @@ def _softmax_global(x, tau=1.0):
     return z / z.sum()
 
 
+def _softmax_global_max(x, tau=1.0):
+    x = np.asarray(x, dtype=np.float64) / tau
+    z = np.exp(x - x.max())  # the maximum of the whole array, not of each row
+    return z / z.sum(axis=-1, keepdims=True)
+
+
 def _softmax_times_tau(x, tau=1.0):
     return attn.softmax(np.asarray(x, dtype=np.float64) * tau)
 
@@ -90,6 +96,10 @@ E01 = register(Item(
             Mistake("global", lambda ns: _softmax_global,
                     "On a matrix you normalised over all the entries at once. Each row is its own softmax: "
                     "use axis=-1 with keepdims=True in the max and the sum."),
+            Mistake("global_max", lambda ns: _softmax_global_max,
+                    "You subtracted the largest logit of the whole array, not of each row: a row far below it "
+                    "underflows to exp(…) = 0 in every entry, and 0/0 is NaN. Subtract each row's own maximum, "
+                    "x.max(axis=-1, keepdims=True)."),
             Mistake("times_tau", lambda ns: _softmax_times_tau,
                     "You multiplied by τ. The temperature divides: softmax(x / τ), so a small τ sharpens."),
             Mistake("no_tau", lambda ns: _softmax_no_tau,
@@ -409,6 +419,10 @@ def e06_data(rng=None) -> dict:
     return {"T": 4096, "d_k": 64, "dtype": "float32"}
 
 
+_MIXED_LOGS = ("Your two axes use different logarithms (log₂ on one, log₁₀ on the other), which scales the slope by "
+               "log 2 / log 10 or its inverse. Take the same log of both: np.log(variances) against np.log(d_ks).")
+
+
 def _e06_parts() -> list[Part]:
     def flops(ns):
         return attn.score_flops(ns.T, ns.T, ns.d_k, ns.d_k).scores
@@ -423,6 +437,10 @@ def _e06_parts() -> list[Part]:
                  Mistake("mults_only", lambda ns: flops(ns) / 2,
                          "You counted the multiplications only. Each of the d_k terms of a dot product also needs "
                          "an addition: 2·d_k operations per score."),
+                 Mistake("one_add_fewer", lambda ns: (2 * ns.d_k - 1) * ns.T ** 2,
+                         "You counted d_k − 1 additions per dot product, exact for adding up d_k terms. This page "
+                         "counts one multiplication and one addition for each term (a multiply-add), so a score "
+                         "costs 2·d_k operations."),
                  Mistake("one_row", lambda ns: 2 * ns.T * ns.d_k,
                          "That is one query's row of scores. There are T queries, so T² scores in all."),
                  Mistake("d_k_squared", lambda ns: 2 * ns.T * ns.d_k ** 2,
@@ -527,6 +545,8 @@ E07 = register(Item(
                  Mistake("divided_by_dk", lambda ns: -1.0,
                          "A negative slope: the variance falls with d_k in your fit. Check which is x (log d_k) and "
                          "which is y (log variance), and that the dot products were not divided by d_k."),
+                 Mistake("mixed_logs", lambda ns: math.log(2) / math.log(10), _MIXED_LOGS),
+                 Mistake("mixed_logs_inverse", lambda ns: math.log(10) / math.log(2), _MIXED_LOGS),
                  Mistake("no_logs", lambda ns: ns.sigma_k ** 2,
                          "That is the slope of the variance against d_k itself (σ_k² = 4 per unit of d_k). The "
                          "question asks for the slope on log-log axes: fit np.log(variances) against np.log(d_ks)."),
@@ -727,7 +747,7 @@ E10 = register(Item(
     id="E10", title="Break it: why is the output NaN?", page="exercises/e10-nan", kind="exercise",
     data=e10_data,
     parts=[
-        Part("cause", lambda ns: 2.0, what="one choice, a number from 1 to 4", atol=1e-6,
+        Part("cause", lambda ns: 2.0, what="one choice, a number from 1 to 4", atol=1e-6, choices=len(E10_CHOICES),
              praise="A fully masked row leaves nothing to normalise: Σ exp = 0, and 0/0 = NaN.",
              mistakes=[
                  Mistake("overflow", lambda ns: 1.0,

@@ -52,7 +52,8 @@ class Part:
     grows by the rounding of those parts carried through ``step``, and an
     answer that follows from the learner's own earlier answers is recognised.
     ``axes`` names what the rows and columns of a 2-D answer are, for the
-    transposed-answer message.
+    transposed-answer message. ``choices`` (> 0) makes the part a multiple
+    choice: an answer that is not one of 1 … ``choices`` is told so.
     """
 
     name: str
@@ -70,6 +71,7 @@ class Part:
     uses: tuple = ()  # earlier parts this one is computed from
     step: Callable[..., Any] | None = None  # step(ns, **{used part: value}) -> this part
     axes: tuple = ()  # (what the rows are, what the columns are), e.g. ("queries", "keys")
+    choices: int = 0  # a multiple-choice part: the number of choices (the answer is one of 1 … choices)
 
     def __post_init__(self):
         if self.kind not in PART_KINDS:
@@ -220,7 +222,8 @@ class Item:
         if key not in self._cache:
             self._cache[key] = _judge.wrongs(p, ns)
         return _judge.judge_value(self.id, p, ns, value, atol, rtol, self.counts_from,
-                                  self._follow(p, seed, given), self._cache[key])
+                                  self._follow(p, seed, given), self._cache[key],
+                                  seed=seed if self.seeded else None)
 
     def _follow(self, p: Part, seed, given):
         """``(value following from the learner's earlier answers, those of them not correct)``, or None."""

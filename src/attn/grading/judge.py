@@ -76,9 +76,20 @@ def _wrapped(value, expected: np.ndarray) -> str | None:
     return None
 
 
+def _row_is(part) -> str:
+    """What one row of a weight matrix is, as the part names its rows: "one query", "one temperature"."""
+    return f"one {_singular(part.axes[0])}" if part.axes else "one query"
+
+
 def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from: int) -> tuple[str, str]:
     """(key, message) for a wrong answer of the right shape that no known mistake matches."""
     t = float(np.max(atol))
+    if part.choices and expected.ndim == 0:
+        v = float(a.reshape(()))
+        if not (v == round(v) and 1 <= v <= part.choices):
+            return "not_a_choice", (f"Give the number of one of the {part.choices} choices: a whole number from 1 "
+                                    f"to {part.choices}.")
+        return "value", "That is not the right choice yet. Read the choices again, or ask for a hint."
     if part.decimals is not None:
         for d in range(part.decimals):
             if _answers.close(a, np.round(expected, d), 0.5 * 10.0 ** -part.decimals, 0.0):
@@ -90,9 +101,11 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
             and _answers.close(a.T, expected, atol, rtol):
         return "transposed", _transposed(part)
     if np.abs(expected).max() > t and _answers.close(-a, expected, atol, rtol):
-        return "sign", "Every entry has the wrong sign. Look for a minus sign that crept in."
+        return "sign", ("Your answer has the wrong sign." if expected.ndim == 0 else
+                        "Every entry has the wrong sign.") + " Look for a minus sign that crept in."
     if not np.any(a) and np.any(np.abs(expected) > t):
-        return "zeros", "Every entry of your answer is 0, and the right answer is not all zeros."
+        return "zeros", ("Your answer is 0, and the right answer is not." if expected.ndim == 0 else
+                         "Every entry of your answer is 0, and the right answer is not all zeros.")
     if part.rows_sum_to_one and a.ndim == 2:
         slack = 0.02 if part.decimals is not None else 1e-4
         rows, cols = a.sum(axis=1), a.sum(axis=0)
@@ -103,12 +116,19 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
                     "Your columns each sum to 1, but your rows do not. Each row holds one query's weights over all "
                     "the keys, so each row should sum to 1: a softmax along each row."
                 )
+            whole_slack = (0.5 * 10.0 ** -part.decimals * a.size if part.decimals is not None else 0.0) + 1e-4
+            if len(rows) > 1 and len(bad) == len(rows) and abs(a.sum() - 1) <= whole_slack:
+                return "whole", (
+                    "All your entries together sum to 1, but no row does: you normalised once over the whole "
+                    f"matrix. Each row ({_row_is(part)}) is a softmax of its own: divide by each row's sum."
+                )
             i = bad[0]
-            which = (f"Row {i + counts_from} of your answer sums to {rows[i]:.3g}" if len(bad) == 1 else
-                     f"{len(bad)} of your {len(rows)} rows do not sum to 1 (row {i + counts_from} sums to {rows[i]:.3g})")
+            first = f"row {i + counts_from} sums to {rows[i]:.3g}"
+            which = (f"Row {i + counts_from} of your answer sums to {rows[i]:.3g}, not 1." if len(bad) == 1 else
+                     f"None of your {len(rows)} rows sums to 1 ({first})." if len(bad) == len(rows) else
+                     f"{len(bad)} of your {len(rows)} rows do not sum to 1 ({first}).")
             return "rows_sum", (
-                f"{which}, not 1. Each row holds one query's weights over all the keys, and a softmax row always "
-                "sums to 1."
+                f"{which} Each row ({_row_is(part)}) is a softmax over the keys, and a softmax always sums to 1."
             )
         if (a < -slack).any():
             return "negative", "A weight is negative; softmax weights are never below 0."
@@ -131,6 +151,33 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
         f"{_entries(int(off.sum()), off.size)} not right yet (the first: {where(first, a.ndim, counts_from)}). "
         "Check the arithmetic there, or ask for a hint."
     )
+
+
+def nonfinite(arr: np.ndarray, part, counts_from: int) -> tuple[str, str]:
+    """(key, message) for an answer holding NaN or ±∞: its first place as the page counts, and advice that fits.
+
+    The exp-overflow advice is given only where a softmax is computed (weights, a function part); −∞ is named
+    as a masked score; a plain number that is infinite is only told that every answer here is finite.
+    """
+    arr = np.asarray(arr, dtype=np.float64)
+    idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0]) if arr.ndim else ()
+    at = f" at {where(idx, arr.ndim, counts_from)}" if arr.ndim else ""
+    x = arr[idx]
+    softmaxed = part.rows_sum_to_one or part.kind == "function"
+    if np.isnan(x):
+        cause = ("NaN usually comes from 0/0 or inf/inf, for example exp() overflowing to inf before you divide."
+                 if softmaxed else "NaN comes from an undefined step such as 0/0, inf/inf or inf − inf: look at the "
+                 "step that made it.")
+        return "nan", f"The answer holds NaN{at}. {cause}"
+    if x < 0:
+        if softmaxed:
+            return "inf", (f"The answer holds −∞{at}. −∞ is what a masked score is set to, not a weight: the softmax "
+                           "turns it into exp(−∞) = 0.")
+        return "inf", f"The answer holds −∞{at}; every answer here is a finite number."
+    if softmaxed:
+        return "inf", (f"The answer holds an infinity{at}. exp() of a large number overflows to inf: subtract the "
+                       "row maximum before exponentiating.")
+    return "inf", f"The answer holds an infinity{at}; every answer here is a finite number."
 
 
 def _shape_name(shape) -> str:
@@ -182,11 +229,12 @@ def _mistake_feedback(item_id, part, found) -> Feedback:
 
 
 def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, counts_from: int = 1,
-            follow=None, raw=None) -> Feedback:
+            follow=None, raw=None, seed: int | None = None) -> Feedback:
     """Feedback for an answer already read as an array (NaN allowed only to match a known mistake).
 
     ``follow`` is ``(value, names_not_correct)`` for follow-through marking, or None.
     ``raw`` is the answer as given (to recognise an integer overflow).
+    ``seed`` is a variant's seed, so that the ``check(...)`` call a message suggests works as typed.
     """
     expected = np.asarray(expected)
     base_atol, base_rtol = part.tolerances()
@@ -201,16 +249,17 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
                 return _fb(item_id, part, CORRECT, (f"Correct, given your {names}: this follows from them. "
                                                     + part.praise).strip())
             first = not_correct[0]
+            call = f"check({item_id!r}, {first!r}" + (f", seed={seed})" if seed is not None else ")")
             return _fb(item_id, part, NOT_YET,
                        f"This follows correctly from your {names}, but `{first}` is not right yet: fix it first "
-                       f"(`check({item_id!r}, {first!r})` says what is wrong), then compute this part again from it.",
+                       f"(`{call}` says what is wrong), then compute this part again from it.",
                        "follows_from_wrong")
     found = _matching_mistakes(arr, expected, wrongs, atol, rtol)
     if found:
         return _mistake_feedback(item_id, part, found)
     if not finite:
-        _, prob = _answers.read(arr, part.kind)
-        return _fb(item_id, part, NOT_YET, prob.message, prob.key)
+        key, msg = nonfinite(arr, part, counts_from)
+        return _fb(item_id, part, NOT_YET, msg, key)
     if not _answers.same_shape(arr, expected):
         return _fb(item_id, part, NOT_YET, _shape_message(arr, expected, part), "shape")
     a = arr.reshape(expected.shape)
@@ -230,14 +279,21 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
 
 
 def judge_value(item_id: str, part, ns, value, atol, rtol, counts_from: int = 1, follow=None,
-                known=None) -> Feedback:
-    """``known``: the mistakes' wrong answers (:func:`wrongs`), if already computed."""
+                known=None, seed: int | None = None) -> Feedback:
+    """``known``: the mistakes' wrong answers (:func:`wrongs`), if already computed; ``seed``: a variant's seed."""
     arr, prob = _answers.read(value, part.kind)
+    if prob is not None and prob.key in ("nan", "inf"):
+        try:
+            key, msg = nonfinite(np.asarray(value, dtype=np.float64), part, counts_from)
+        except (TypeError, ValueError):
+            key, msg = prob.key, prob.message
+        return _fb(item_id, part, NOT_YET, msg, key)
     if prob is not None:
         status = NOT_TRIED if prob.key == "not_tried" else NOT_YET
         return _fb(item_id, part, status, prob.message, None if status == NOT_TRIED else prob.key)
     known = wrongs(part, ns) if known is None else known
-    return compare(item_id, part, arr, getattr(ns, part.name), known, atol, rtol, counts_from, follow, raw=value)
+    return compare(item_id, part, arr, getattr(ns, part.name), known, atol, rtol, counts_from, follow, raw=value,
+                   seed=seed)
 
 
 def wrongs(part, ns, *args) -> list[tuple[Any, Any]]:

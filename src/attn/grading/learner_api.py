@@ -66,6 +66,10 @@ def _read_positional(item: Item, names) -> tuple[list[str], dict, Note | None]:
     return wanted, answers, None
 
 
+def _valid_seed(seed) -> bool:
+    return not isinstance(seed, bool) and isinstance(seed, (int, np.integer)) and seed >= 0
+
+
 def _check(item_id, names, answers, seed, namespace) -> Feedback | Report | Note:
     try:
         item = get_item(item_id)
@@ -74,6 +78,10 @@ def _check(item_id, names, answers, seed, namespace) -> Feedback | Report | Note
     if item.seeded and seed is None:
         return Note(f"{item.id} needs a seed", f"A variant is drawn from a seed: check({item.id!r}, ..., seed=7), "
                     f"or use v = variant({item.id!r}, 7) and v.check(...).")
+    if item.seeded and not _valid_seed(seed):
+        return Note("A seed is a whole number ≥ 0", f"Got seed={seed!r}; try check({item.id!r}, ..., seed=7).")
+    if item.seeded:
+        seed = int(seed)
     names, positional, note = _read_positional(item, names)
     if note is not None:
         return note
@@ -162,7 +170,12 @@ class Variant:
         for k, v in self._data.items():
             setattr(self, k, v)
 
-    def check(self, *names, **answers):
+    def check(self, *names, seed=None, **answers):
+        """Check answers to this variant, as :func:`check` does (its seed is this variant's)."""
+        if seed is not None and not (_valid_seed(seed) and int(seed) == self.seed):
+            return Note(f"This variant is seed {self.seed}",
+                        f"v.check(...) checks the numbers drawn from seed {self.seed}. For seed {seed!r}, draw them "
+                        f"first: v = variant({self.item.id!r}, {seed!r}), then v.check(...).")
         return _guarded(self.item.id, names, answers, self.seed, sys._getframe(1).f_globals)
 
     def hint(self, n: int | None = None) -> Note:
@@ -203,7 +216,7 @@ def variant(item_id: str, seed: int = 0) -> Variant | Note:
         return _unknown_item(item_id)
     if not item.seeded:
         return Note(f"{item.id} is not a variant", "Variants are " + ", ".join(i.id for i in items() if i.seeded) + ".")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not _valid_seed(seed):
         return Note("A seed is a whole number ≥ 0", f"Got {seed!r}; try variant({item.id!r}, 7).")
     return Variant(item, int(seed))
 

@@ -204,10 +204,19 @@ def _tau_rows(ns, f) -> np.ndarray:
     return np.stack([f(ns.s, t) for t in ns.taus])  # (len(taus), T_k)
 
 
+def _first_key_limit(ns) -> np.ndarray:
+    """The cold limit put on the first key (as in B02, where the first score is the largest); left out when the
+    first key holds the largest or the smallest score (the right answer, or the ``argmin`` mistake)."""
+    s = np.asarray(ns.s)
+    if s[0] in (s.max(), s.min()):
+        raise ValueError("the first key is the largest or the smallest here")
+    return np.eye(len(s))[0]
+
+
 def _temperature_parts() -> list[Part]:
     return [
         Part("weights", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s, tau=t)),
-             what="the weights, one row per temperature (n_τ × T_k)", decimals=2, rows_sum_to_one=True,
+             what="the weight matrix (n_τ × T_k, one row per temperature)", decimals=2, rows_sum_to_one=True,
              axes=("temperatures (one row per τ)", "keys"),
              praise="Low τ sharpens the weights towards the largest score; high τ flattens them.",
              mistakes=[
@@ -226,13 +235,16 @@ def _temperature_parts() -> list[Part]:
                          "You divided by the row sum without exponentiating. The softmax takes exp(s / τ) first."),
              ]),
         Part("cold_limit", lambda ns: attn.softmax(ns.s, tau=1e-3),
-             what="the limit of the weights as τ → 0 (T_k,)", decimals=2, rows_sum_to_one=False,
+             what="the cold limit (one weight per key)", decimals=2, rows_sum_to_one=False,
              praise="As τ → 0 the softmax becomes the argmax: all the weight on the best-matching key.",
              mistakes=[
                  Mistake("uniform", lambda ns: np.full(len(ns.s), 1.0 / len(ns.s)),
                          "Equal weights are the limit as τ → ∞ (hot). As τ → 0 the scores s / τ grow apart."),
                  Mistake("argmin", lambda ns: np.eye(len(ns.s))[int(np.argmin(ns.s))],
                          "All the weight went to the smallest score. As τ → 0, the largest score wins."),
+                 Mistake("first_key", _first_key_limit,
+                         "All the weight went to the first key, but its score is not the largest here. As τ → 0, "
+                         "the largest score wins, wherever it stands."),
              ]),
     ]
 
@@ -429,6 +441,12 @@ def _variance_parts() -> list[Part]:
                  Mistake("sum_not_product", lambda ns: float(ns.d_k * (ns.var_q + ns.var_k)),
                          "You added the two variances. For independent mean-0 factors, Var(q_i k_i) = σ_q² σ_k²: "
                          "they multiply."),
+                 Mistake("unit_variances", lambda ns: float(ns.d_k),
+                         "That is d_k, the variance when every entry has variance 1. Here the entries' variances "
+                         "are var_q and var_k, and each product q_i k_i has variance σ_q² σ_k²."),
+                 Mistake("std_not_var", lambda ns: float(ns.d_k * math.sqrt(ns.var_q) * math.sqrt(ns.var_k)),
+                         "You used the standard deviations σ_q σ_k where the variances belong: Var(q_i k_i) = "
+                         "σ_q² σ_k². var_q and var_k are already variances (σ²), not standard deviations."),
              ]),
         Part("var_scaled", lambda ns: _dot_variance(ns) / ns.d_k, what="Var(q·k / √d_k), a number",
              rtol=1e-6, atol=1e-9, uses=("var_raw",), step=lambda ns, var_raw: np.asarray(var_raw, dtype=np.float64) / ns.d_k,
@@ -440,6 +458,12 @@ def _variance_parts() -> list[Part]:
                          "You divided the variance by d_k²; scaling by 1/√d_k divides it by d_k once."),
                  Mistake("std", lambda ns: math.sqrt(_dot_variance(ns) / ns.d_k),
                          "That is a standard deviation; give the variance."),
+                 Mistake("unscaled", lambda ns: _dot_variance(ns),
+                         "That is Var(q·k) before scaling. Dividing every score by √d_k changes its variance too: "
+                         "Var(c X) = c² Var(X)."),
+                 Mistake("always_one", lambda ns: 1.0,
+                         "The scaled variance is 1 only when the entries all have variance 1. Here var_k is not 1: "
+                         "work it out from Var(q·k) and Var(c X) = c² Var(X)."),
              ]),
         Part("simulated", _dot_variance, what="your simulated variance of q·k, a number", rtol=0.1, atol=0.0,
              praise="Your simulation agrees with the formula (within 10 %).",

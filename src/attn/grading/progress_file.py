@@ -181,8 +181,24 @@ def _clean_temporaries(folder: Path) -> None:
 def _tell_once(key, note: Note) -> Note:
     if key not in _reported:
         _reported.add(key)
-        print(note)
+        _show(note)
     return note
+
+
+def _show(note: Note) -> None:
+    """In a notebook kernel, display the note (its HTML shows `code` as code, not as backticks); else print it."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        from IPython.display import display
+
+        display(note)
+    else:
+        print(note)
 
 
 def _restart_note() -> Note | None:
