@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import F64, NotFinite, compute, divide_by_tau, to_dtype, working_dtype
+from ._precision import F64, NotFinite, compute, subtract_and_divide, to_dtype, working_dtype
 from ._validate import check_attention_inputs, check_count, check_scale
 from .attention import SCORE_HINT, clip_to_values, scaled_product, value_exponent
 
@@ -183,10 +183,9 @@ def _query_block(Qb, q0, K, V, mask, tau, scale, block_size, dt):
         # Rows with no readable key yet have m_new = -inf: shift by 0 so that
         # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
         shift = np.where(np.isneginf(m_new), 0.0, m_new).astype(dt, copy=False)
-        S -= shift[:, None]  # may round to -inf only below dt's range, whose weight 0 is right
-        divide_by_tau(S, tau)
+        subtract_and_divide(S, shift[:, None], tau)  # (s - m') / τ, as attn.softmax does: no overflow, max -> 0
         P = np.exp(S, out=S)  # (b_q, b_k), largest readable entry of the row so far -> 1
-        alpha = np.exp(divide_by_tau(m - shift, tau))  # (b_q,) rescales the old sums; 0 where m = -inf
+        alpha = np.exp(subtract_and_divide(m.copy(), shift, tau))  # (b_q,) rescales the old sums; 0 where m = -inf
         l *= alpha
         l += P.sum(axis=1)
         acc *= alpha[:, None]

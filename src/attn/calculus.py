@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import (F64, compute, divide_by_tau, locate, multiply_by, require_finite, result_dtype, to_dtype,
+from ._precision import (F64, compute, divide_by_tau, finfo, locate, multiply_by, require_finite, result_dtype, to_dtype,
                          wide_dtype, working_dtype)
 from ._validate import as_float_array, check_count, check_finite, check_qk, check_scale, check_tau
 from .softmax import _softmax_work, softmax
@@ -28,9 +28,13 @@ def _check_probabilities(name: str, w, axis: int = -1) -> np.ndarray:
     if (w < 0).any():
         where = tuple(int(i) for i in np.argwhere(w < 0)[0])
         raise ValueError(f"{name} must be non-negative (a probability vector); {name}{list(where)} = {w[where]!r}")
-    tol = math.sqrt(float(np.finfo(working_dtype(w.dtype)).eps)) if w.dtype.itemsize >= 4 else 0.03  # sqrt(eps)
+    # Rounding explains a sum off by sqrt(eps) of w's dtype, plus n·eps of the float32-or-wider working dtype
+    # (the worst error of a sum of n terms, Higham 2002 §4.2); sqrt(eps)·n would accept a float32 row of
+    # 10 000 entries summing to 3, whose "entropy" exceeds log n.
+    n = w.shape[axis]
+    tol = math.sqrt(float(finfo(w.dtype).eps)) + n * float(finfo(working_dtype(w.dtype)).eps)
     total = w.astype(wide_dtype(w.dtype)).sum(axis=axis)  # float64 sum: no rounding drift over many entries
-    off = np.abs(total - 1) > tol * max(1, w.shape[axis])
+    off = np.abs(total - 1) > tol
     if np.any(off):
         bad = float(np.asarray(total)[np.unravel_index(int(np.argmax(off)), np.shape(total))]) if np.ndim(total) else float(total)
         raise ValueError(f"{name} must sum to 1 along axis {axis} (a probability vector); a slice sums to {bad!r}")
@@ -70,8 +74,8 @@ def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
     ------
     ValueError
         ``s`` is empty, a scalar, non-finite, has a negative entry, or a slice
-        that does not sum to 1 (within ``sqrt(eps)`` of its dtype, times n; 0.03 for
-        float16); ``tau`` is not a finite number > 0; an entry ``s_i(1 - s_i)/τ`` that
+        that does not sum to 1 (within ``sqrt(eps)`` of its dtype plus ``n · eps`` of float32, or of
+        float64 for float64 input); ``tau`` is not a finite number > 0; an entry ``s_i(1 - s_i)/τ`` that
         the dtype cannot hold (τ tiny), naming the index.
     TypeError
         ``s`` is not real-valued.
@@ -347,11 +351,12 @@ def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     check_finite("x", x)
     xw = x.astype(wide_dtype(x.dtype))
     s = softmax(xw, tau=tau, axis=axis)
-    big = float(np.max(np.abs(xw)))
-    e = int(np.frexp(big)[1]) if big > 0 else 0
+    big = np.max(np.abs(xw), axis=axis, keepdims=True)
+    e = np.frexp(np.where(big > 0, big, 1))[1]  # one power of 2 per slice: a slice of tiny logits keeps its digits
     xs = np.ldexp(xw, -e)  # |xs| < 1: the squares below cannot overflow
     mean = np.sum(s * xs, axis=axis, keepdims=True)
     var = np.sum(s * (xs - mean) ** 2, axis=axis)  # centred form: no cancellation
+    e = np.squeeze(e, axis=axis)
     with np.errstate(over="ignore", under="ignore"):
         out = np.ldexp(np.ldexp(var / tau, e) / tau, e) / tau  # Var(x) / τ³ = 2^2e Var(xs) / τ³, never forming τ³
     if not np.isfinite(out).all():
@@ -558,7 +563,7 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     Q, K, V = (x.astype(F64) for x in (Q, K, V))
     T_q, d_k = Q.shape
     T_k, d_v = V.shape
-    c = (1.0 / math.sqrt(d_k) if scale is None else float(scale)) / tau
+    c = check_scale(scale, d_k) / tau
     t = _Tally()
     Qc = [[_Counted(x, t) for x in row] for row in Q.tolist()]
     Kc = [[_Counted(x, t) for x in row] for row in K.tolist()]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._precision import F64, divide_by_tau, finfo, is_float_dtype, is_narrow, locate, to_dtype, wide_dtype, working_dtype
+from ._precision import (F64, finfo, is_float_dtype, is_narrow, locate, subtract_and_divide, to_dtype, wide_dtype,
+                         working_dtype)
 from ._validate import as_float_array, check_tau
 
 
@@ -112,15 +113,7 @@ def _softmax_work(x: np.ndarray, tau: float, axis: int, name: str) -> np.ndarray
     """The softmax in ``x``'s own memory and dtype (float32 or wider); ``tau`` already checked."""
     x_max = np.max(x, axis=axis, keepdims=True)
     _check_max(x, x_max, axis, name)
-    info = finfo(x.dtype)
-    if tau > 1 and (x_max > float(info.max) * float(info.eps)).any():
-        # x - max could overflow although (x - max) / τ is a moderate number: divide first
-        divide_by_tau(x, tau)
-        x -= (x_max.astype(F64) / tau).astype(x.dtype)
-    else:
-        with np.errstate(over="ignore"):  # x - max below the dtype's range: -inf, whose weight 0 is right
-            x -= x_max  # the largest entry of each slice becomes 0, so its exponential is 1
-        divide_by_tau(x, tau)
+    subtract_and_divide(x, x_max, tau)  # the largest entry of each slice becomes exactly 0, so its exponential is 1
     np.exp(x, out=x)
     x /= np.sum(x, axis=axis, keepdims=True)  # each sum is >= 1 (the maximum contributes exp(0) = 1)
     return x

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._precision import compute, require_finite, result_dtype, to_dtype, working_dtype
-from ._validate import as_float_array
+from ._validate import as_float_array, check_mask
 from .attention import Attention, attention
 from .masks import causal_mask
 
@@ -79,7 +79,8 @@ def self_attention(X, W_Q, W_K, W_V, mask=None, causal: bool = False, **kwargs) 
     if causal:
         T = as_float_array("X", X, ndim=2).shape[0]
         cm = causal_mask(T)
-        mask = cm if mask is None else cm & np.asarray(mask, dtype=bool)
+        mask = cm if mask is None else cm & check_mask(mask, (T, T))  # refused as attention refuses it: an
+        # additive 0/-inf mask cast to bool would read exactly the keys it was meant to hide
     return _attend(X, X, W_Q, W_K, W_V, mask, ("X", "X"), **kwargs)
 
 
