@@ -448,3 +448,143 @@ def test_every_public_function_documents_its_dtypes():
             if not ("float16" in doc or "float64" in doc) or "dtype" not in doc.lower():
                 missing.append(name)
     assert not missing, f"docstrings that do not say what happens to each dtype: {missing}"
+
+
+# --- review (branch r12): defects found by an adversarial pass, each with its right value ----
+
+def _mp_softmax(x, tau):
+    """softmax(x / τ) of a float row, in mpmath (50 digits): the reference, independent of attn."""
+    z = [mpmath.mpf(float(v)) / mpmath.mpf(tau) for v in x]
+    m = max(z)
+    e = [mpmath.exp(v - m) for v in z]
+    total = mpmath.fsum(e)
+    return [float(v / total) for v in e]
+
+
+def test_softmax_at_large_float32_logits_and_tau_above_1_is_not_nan():
+    # x/τ and max/τ were rounded differently (float32 vs float64 then float32), so the winner got
+    # the exponent +1 ulp of 2.3e33: exp overflowed and the row came back [nan, 0].
+    x = np.array([1.66824159e35, 0.0], np.float32)
+    got = attn.softmax(x, tau=72.54451256039839)
+    np.testing.assert_array_equal(got, np.array([1.0, 0.0], np.float32))
+    # the same through attention, where float32 scores of that size meet τ > 1
+    Q = np.array([[7.836263351624663e17, 1.8194542494576804e18]], np.float32)
+    K = np.array([[2.4094258006432154e17, 2.589569785738035e16], [0.0, 0.0]], np.float32)
+    V = np.array([[1.0], [0.0]], np.float32)
+    np.testing.assert_array_equal(attn.attention(Q, K, V, tau=72.54451256039839).weights, [[1.0, 0.0]])
+    np.testing.assert_array_equal(blocked_attention(Q, K, V, tau=72.54451256039839, block_size=1), [[1.0]])
+
+
+def test_softmax_span_beyond_the_dtype_with_a_large_tau():
+    # max - min exceeds float32's range but (x - max)/τ = -3.4: the old threshold (max > fmax·eps)
+    # missed a maximum of 3e31, x - max overflowed to -inf and the weight 0.032 became 0.
+    fmax = float(np.finfo(np.float32).max)
+    x = np.array([-fmax, 3e31], np.float32)
+    want = _mp_softmax(x, 1e38)  # [0.0322073..., 0.9677926...]
+    np.testing.assert_allclose(attn.softmax(x, tau=1e38), want, rtol=4 * 2.0**-23)
+    x64 = np.array([-1.7976931348623157e308, 1e293])
+    np.testing.assert_allclose(attn.softmax(x64, tau=1e308), _mp_softmax(x64, 1e308), rtol=4 * 2.0**-52)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_agrees_with_naive_when_scores_span_more_than_the_dtype(dtype):
+    # scores 2e38 and -2e38 (float32) differ by more than float32 holds; with τ = 1e38 the weights are
+    # softmax([2, -2]) = [1/(1+e^-4), ...]. Blocked attention returned 1.0: s - m overflowed to -inf.
+    big = 2e38 if dtype == np.float32 else 1.5e308
+    tau = big / 2
+    Q = np.array([[1.0]], dtype)
+    K = np.array([[big], [-big]], dtype)
+    V = np.array([[1.0], [0.0]], dtype)
+    want = 1 / (1 + math.exp(-4))
+    rtol = 8 * float(np.finfo(dtype).eps)
+    naive = attn.attention(Q, K, V, tau=tau, scale=1.0).output
+    np.testing.assert_allclose(naive, [[want]], rtol=rtol)
+    for bs in (1, 2):
+        np.testing.assert_allclose(blocked_attention(Q, K, V, tau=tau, scale=1.0, block_size=bs), [[want]], rtol=rtol)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dtype=st.sampled_from([np.float32, np.float64]), frac=st.lists(st.floats(-1, 1), min_size=2, max_size=6),
+       log_tau=st.floats(0.01, 40), rel_tau=st.floats(-4, 0))
+def test_softmax_near_the_largest_number_with_tau_above_1(dtype, frac, log_tau, rel_tau):
+    """Logits anywhere up to ±max, τ > 1: finite weights summing to 1 for any τ; and for τ within four
+    decades of the largest number (where (x - max)/τ is moderate and the weights are well conditioned)
+    softmax, naive and blocked attention equal the mpmath weights."""
+    fmax = float(np.finfo(dtype).max)
+    eps = float(np.finfo(dtype).eps)
+    x = (np.array(frac) * fmax).astype(dtype)
+    got = attn.softmax(x, tau=10.0**log_tau)
+    assert np.isfinite(got).all() and abs(float(got.astype(np.float64).sum()) - 1) <= len(x) * eps
+
+    tau = fmax * 10.0**rel_tau
+    want = _mp_softmax(x, tau)
+    # the condition of softmax in its logits is |x|/τ ≤ 10⁴ here: allow eps·(4 + 2·max|x|/τ) absolute
+    tol = eps * (4 + 2 * (float(np.max(np.abs(x.astype(np.float64)))) / tau))
+    np.testing.assert_allclose(attn.softmax(x, tau=tau), want, rtol=0, atol=tol)
+    K = x.reshape(-1, 1)
+    V = np.eye(len(x), dtype=dtype)
+    Q = np.ones((1, 1), dtype)
+    np.testing.assert_allclose(attn.attention(Q, K, V, tau=tau, scale=1.0).output[0], want, rtol=0, atol=tol)
+    np.testing.assert_allclose(blocked_attention(Q, K, V, tau=tau, scale=1.0, block_size=2)[0], want, rtol=0, atol=tol)
+
+
+def test_entropy_refuses_rows_that_do_not_sum_to_1_however_long():
+    # the tolerance was sqrt(eps)·n: 10 000 float32 entries summing to 3 were accepted, "entropy" 24.3 > log n
+    with pytest.raises(ValueError, match="sums to 3.0"):
+        attn.entropy(np.full(10_000, 3e-4, np.float32))
+    with pytest.raises(ValueError, match="sum to 1"):
+        attn.entropy(np.full(1_000_000, 1.01e-6))
+    with pytest.raises(ValueError, match="sum to 1"):
+        attn.entropy(np.full(100, 0.02, np.float16))
+    with pytest.raises(ValueError, match="sum to 1"):
+        attn.softmax_jacobian_norm(np.full(10_000, 3e-4, np.float32))
+    # while weights that attn itself computes, in every dtype and at every length, are accepted
+    rng = np.random.default_rng(0)
+    for dtype in (np.float16, np.float32, np.float64):
+        for n in (1, 7, 10_000, 200_000):
+            w = attn.softmax(rng.standard_normal(n).astype(dtype) * 3)
+            H = float(attn.entropy(w))
+            assert 0 <= H <= math.log(n) + 1e-3
+    n = 1_000_000
+    assert float(attn.entropy(np.full(n, 1 / n))) == pytest.approx(math.log(n), rel=1e-12)
+
+
+def test_entropy_tau_derivative_keeps_each_slice_its_own_scale():
+    # one power of 2 for the whole array flushed the tiny row to 0: the answer was [0, 0]
+    x = np.array([[1e300, 0.0], [1e-300, -1e-300]])
+    tau = 1e-300
+    got = attn.entropy_tau_derivative(x, tau=tau)
+    # row 1: x/τ = ±1 exactly, s = softmax([1, -1]), Var_s(x) = 4 s0 s1 x², s0 s1 = 1/(4 cosh² 1):
+    # Var/τ³ = x²/(τ³ cosh² 1) = 1/(τ cosh² 1) with x = τ
+    want = float(1 / (mpmath.mpf(tau) * mpmath.cosh(1) ** 2))  # 4.1997434e299
+    assert got[0] == 0.0
+    assert got[1] == pytest.approx(want, rel=1e-13)
+
+
+def test_self_attention_refuses_an_additive_or_misshapen_mask_with_causal():
+    X = np.eye(3)
+    W = np.eye(3)
+    additive = np.where(attn.causal_mask(3), 0.0, -np.inf)
+    # cast to bool, 0 -> False and -inf -> True: exactly the hidden keys became the readable ones
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        attn.self_attention(X, W, W, W, mask=additive, causal=True)
+    with pytest.raises(ValueError, match=r"mask has shape \(3,\)"):
+        attn.self_attention(X, W, W, W, mask=[True, False, True], causal=True)
+    both = attn.self_attention(X, W, W, W, mask=np.ones((3, 3), bool), causal=True).weights
+    np.testing.assert_array_equal(both, attn.self_attention(X, W, W, W, causal=True).weights)
+
+
+def test_count_attention_flops_checks_scale():
+    with pytest.raises(ValueError, match="scale must be a finite number"):
+        attn.count_attention_flops([[1.0]], [[1.0]], [[1.0]], scale=float("nan"))
+
+
+def test_counts_and_offsets_name_the_argument():
+    with pytest.raises(TypeError, match="offset must be a whole number"):
+        attn.causal_mask(3, 4, offset=1.5)
+    with pytest.raises(TypeError, match="T must be a whole number"):
+        attn.sinusoidal_encoding(1.5, 4)
+    with pytest.raises(TypeError, match="d must be a whole number"):
+        attn.sinusoidal_encoding(2, "4")
+    with pytest.raises(ValueError, match="base must be a finite number"):
+        attn.sinusoidal_encoding(2, 4, base="x")

@@ -193,13 +193,13 @@ def subtract_and_divide(x: np.ndarray, shift: np.ndarray, tau: float) -> np.ndar
     an overflow to -inf is kept: with τ ≤ 1 its exponential, 0, is the right weight.
     """
     info = finfo(x.dtype)
-    if tau > 1 and np.any(shift >= info.max * info.eps / 4):  # about half the spacing of max, in x's dtype
-        divide_by_tau(x, tau)
-        x -= divide_by_tau(np.array(shift, dtype=x.dtype), tau)
-    else:
-        with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # a quotient still below the dtype's range: -inf, weight 0, right for τ ≤ 2
+        if tau > 1 and np.any(shift >= info.max * info.eps / 4):  # about half the spacing of max, in x's dtype
+            divide_by_tau(x, tau)
+            x -= divide_by_tau(np.array(shift, dtype=x.dtype), tau)
+        else:
             x -= shift
-        divide_by_tau(x, tau)
+            divide_by_tau(x, tau)
     return x
 
 
