@@ -588,3 +588,20 @@ def test_counts_and_offsets_name_the_argument():
         attn.sinusoidal_encoding(2, "4")
     with pytest.raises(ValueError, match="base must be a finite number"):
         attn.sinusoidal_encoding(2, 4, base="x")
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max, reason="long double is float64 here")
+def test_long_double_values_beyond_float64_are_not_cast_through_it():
+    # V's largest entry went through float64 (inf, with an overflow warning); blocked returned [[nan]]
+    ld = np.longdouble
+    Q = np.array([[1, 0]], ld)
+    K = np.eye(2, dtype=ld)
+    V = np.array([[ld("1e4000")], [ld("-1e4000")]])
+    w0 = 1 / (1 + mpmath.exp(-1 / mpmath.sqrt(2)))  # softmax([1/√2, 0])[0]
+    want = (2 * w0 - 1) * mpmath.mpf(10) ** 4000  # 3.3952e3999
+    for got in (attn.attention(Q, K, V).output, blocked_attention(Q, K, V), blocked_attention(Q, K, V, block_size=1)):
+        assert got.dtype == ld
+        assert abs(mpmath.mpf(str(got[0, 0])) / want - 1) < 1e-15
+    # scores [1e4000/√2, 0]: lse = 1e4000/√2 (+ log(1 + 0)), beyond float64, where it used to be computed
+    lse = blocked_attention(Q * ld("1e4000"), K, V, return_lse=True).lse
+    assert lse.dtype == ld and abs(mpmath.mpf(str(lse[0])) / (mpmath.mpf("1e4000") / mpmath.sqrt(2)) - 1) < 1e-15

@@ -8,7 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import F64, compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, working_dtype
+from ._precision import (compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, wide_dtype,
+                         working_dtype)
 from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk, check_scale
 from .softmax import softmax_inplace
 
@@ -184,8 +185,8 @@ def value_exponent(V: np.ndarray, n_terms: int, work) -> np.ndarray | None:
     number, and each by its own exponent, so a column of small values next to a column near the
     largest number keeps its digits. Scaling by a power of 2 is exact.
     """
-    top = np.max(np.abs(V), axis=-2, keepdims=True).astype(F64)  # (.., 1, d_v)
-    near = top * n_terms >= float(finfo(work).max) / 4
+    top = np.max(np.abs(V), axis=-2, keepdims=True).astype(wide_dtype(V.dtype))  # (.., 1, d_v); long double stays
+    near = top >= finfo(work).max / 4 / n_terms
     if not near.any():
         return None
     return np.where(near, np.frexp(top)[1], 0)

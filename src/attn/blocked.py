@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import F64, NotFinite, compute, subtract_and_divide, to_dtype, working_dtype
+from ._precision import NotFinite, compute, subtract_and_divide, to_dtype, wide_dtype, working_dtype
 from ._validate import check_attention_inputs, check_count, check_scale
 from .attention import SCORE_HINT, clip_to_values, scaled_product, value_exponent
 
@@ -135,9 +135,9 @@ def blocked_attention(
 
     def run(dt):
         e = value_exponent(V, T_k, dt)  # V · 2**-e: no partial sum of T_k rows can overflow dt
-        Vw = V.astype(dt) if e is None else np.ldexp(V.astype(F64), -e).astype(dt)
+        Vw = V.astype(dt) if e is None else np.ldexp(V.astype(wide_dtype(dt)), -e).astype(dt)
         output = np.zeros((T_q, d_v), dtype=dt)
-        lse = np.empty(T_q, dtype=F64)
+        lse = np.empty(T_q, dtype=wide_dtype(dt))
         for q0 in range(0, T_q, qb):
             q1 = min(q0 + qb, T_q)
             out_b, lse[q0:q1] = _query_block(Q[q0:q1], q0, K, Vw, None if mask is None else mask[q0:q1],
@@ -145,7 +145,7 @@ def blocked_attention(
             output[q0:q1] = out_b
         if e is not None:
             clip_to_values(output, Vw)
-            output = np.ldexp(output.astype(F64), e)  # exact; never beyond max |V| (a convex combination)
+            output = np.ldexp(output.astype(wide_dtype(dt)), e)  # exact; never beyond max |V| (a convex combination)
         return output, lse
 
     output, lse = compute(run, work)
@@ -194,7 +194,8 @@ def _query_block(Qb, q0, K, V, mask, tau, scale, block_size, dt):
     full = l > 0  # False exactly for the queries that may read no key
     out = np.zeros((b_q, d_v), dtype=dt)
     out[full] = acc[full] / l[full, None]
-    lse = np.full(b_q, -np.inf)
+    wide = wide_dtype(dt)  # float64 (long double for long double): m / τ may pass float32's range
+    lse = np.full(b_q, -np.inf, dtype=wide)
     with np.errstate(over="ignore"):
-        lse[full] = m[full].astype(F64) / tau + np.log(l[full].astype(F64))  # float64: m / τ may pass float32's range
+        lse[full] = m[full].astype(wide) / tau + np.log(l[full].astype(wide))
     return out, lse
