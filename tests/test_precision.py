@@ -605,3 +605,15 @@ def test_long_double_values_beyond_float64_are_not_cast_through_it():
     # scores [1e4000/√2, 0]: lse = 1e4000/√2 (+ log(1 + 0)), beyond float64, where it used to be computed
     lse = blocked_attention(Q * ld("1e4000"), K, V, return_lse=True).lse
     assert lse.dtype == ld and abs(mpmath.mpf(str(lse[0])) / (mpmath.mpf("1e4000") / mpmath.sqrt(2)) - 1) < 1e-15
+
+
+def test_attention_grad_query_with_values_and_keys_near_float64s_largest():
+    # v_j - v̄ and k_j - k̄ overflowed float64 on the way, so a finite derivative was refused
+    w0 = 1 / (1 + mpmath.exp(-2))  # softmax([2, 0])[0]
+    want = w0 * (1 - w0) * mpmath.mpf(3.4e308) * 2  # w0 w1 (v0 - v1)(k0 - k1) = 7.1396e307
+    got = attn.attention_grad_query([1.0, 0.0], [[2.0, 0.0], [0.0, 0.0]], [[1.7e308], [-1.7e308]], scale=1.0)
+    assert got[0, 1] == 0.0
+    assert abs(mpmath.mpf(float(got[0, 0])) / want - 1) < 1e-14
+    # keys ±1.7e308 with a tiny query: the weights are one-hot, the derivative is exactly 0
+    got = attn.attention_grad_query([1e-300, 0.0], [[1.7e308, 0.0], [-1.7e308, 0.0]], [[1.0], [0.0]], scale=1.0)
+    np.testing.assert_array_equal(got, [[0.0, 0.0]])

@@ -265,13 +265,26 @@ def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) 
         qw, Kw, Vw = (a.astype(dt, copy=False) for a in (q, K, V))
         z = require_finite(multiply_by(Kw @ qw, scale), "K·q", ("key",))  # (T_k, d_k) @ (d_k,) -> (T_k,)
         w = _softmax_work(z, tau, -1, "K·q")  # (T_k,)
-        v_bar = w @ Vw  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o
-        k_bar = w @ Kw  # (T_k,) @ (T_k, d_k) -> (d_k,)
-        cov = ((Vw - v_bar).T * w) @ (Kw - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
+        # v_j - v̄ and k_j - k̄ reach twice the largest entry: columns near the dtype's largest number are
+        # divided by a power of 2 (exactly) and the covariance multiplied back at the end
+        ev, ek = (_column_exponent(a, dt) for a in (Vw, Kw))  # (d_v,), (d_k,)
+        Vs, Ks = np.ldexp(Vw, -ev).astype(dt, copy=False), np.ldexp(Kw, -ek).astype(dt, copy=False)
+        v_bar = w @ Vs  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o (scaled)
+        k_bar = w @ Ks  # (T_k,) @ (T_k, d_k) -> (d_k,)
+        cov = ((Vs - v_bar).T * w) @ (Ks - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
         divide_by_tau(multiply_by(cov, scale), tau)
+        cov = np.ldexp(cov, ev[:, None] + ek[None, :]).astype(dt, copy=False)
         return require_finite(cov, "∂o/∂q", ("output component", "query component"))
 
     return to_dtype(compute(run, working_dtype(dtype)), dtype, "∂o/∂q", ("output component", "query component"))
+
+
+def _column_exponent(A: np.ndarray, dt) -> np.ndarray:
+    """Per column of A (T, d), the power of 2 to divide by so that differences of entries cannot overflow ``dt``:
+    the exponent of the column's largest |entry| where that is within a factor 8 of the largest number, else 0."""
+    top = np.max(np.abs(A), axis=0)  # (d,)
+    near = top >= finfo(dt).max / 8
+    return np.where(near, np.frexp(top)[1], 0)
 
 
 # --------------------------------------------------------------------------- entropy and temperature
