@@ -610,7 +610,7 @@ def test_long_double_values_beyond_float64_are_not_cast_through_it():
 def test_attention_grad_query_with_values_and_keys_near_float64s_largest():
     # v_j - v̄ and k_j - k̄ overflowed float64 on the way, so a finite derivative was refused
     w0 = 1 / (1 + mpmath.exp(-2))  # softmax([2, 0])[0]
-    want = w0 * (1 - w0) * mpmath.mpf(3.4e308) * 2  # w0 w1 (v0 - v1)(k0 - k1) = 7.1396e307
+    want = w0 * (1 - w0) * (2 * mpmath.mpf(1.7e308)) * 2  # w0 w1 (v0 - v1)(k0 - k1) = 7.1396e307
     got = attn.attention_grad_query([1.0, 0.0], [[2.0, 0.0], [0.0, 0.0]], [[1.7e308], [-1.7e308]], scale=1.0)
     assert got[0, 1] == 0.0
     assert abs(mpmath.mpf(float(got[0, 0])) / want - 1) < 1e-14
