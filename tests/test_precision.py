@@ -617,3 +617,19 @@ def test_attention_grad_query_with_values_and_keys_near_float64s_largest():
     # keys ±1.7e308 with a tiny query: the weights are one-hot, the derivative is exactly 0
     got = attn.attention_grad_query([1e-300, 0.0], [[1.7e308, 0.0], [-1.7e308, 0.0]], [[1.0], [0.0]], scale=1.0)
     np.testing.assert_array_equal(got, [[0.0, 0.0]])
+
+
+def test_wiring_errors_name_the_callers_arguments_not_Q_K_V():
+    # self_attention([[nan, 0], ...]) said "Q must be finite; Q[0, 0] = nan": the caller passed X, never Q
+    I = np.eye(2)
+    with pytest.raises(ValueError, match=r"^X must be finite; X\[0, 0\]"):
+        attn.self_attention([[np.nan, 0.0], [1.0, 0.0]], I, I, I)
+    with pytest.raises(ValueError, match=r"^X_query must be finite"):
+        attn.attention_block([[np.nan, 0.0]], [[1.0, 0.0]], I, I, I)
+    with pytest.raises(ValueError, match=r"^W_K must be finite; W_K\[0, 0\]"):
+        attn.cross_attention([[1.0, 0.0]], [[1.0, 0.0], [1.0, 0.0]], I, [[np.inf, 0.0], [0.0, 1.0]], I)
+    with pytest.raises(ValueError, match=r"^Y must be finite in every row a query may read; Y\[1\]"):
+        attn.cross_attention([[1.0, 0.0]], [[1.0, 0.0], [np.nan, 0.0]], I, I, I)
+    # a row no query may read may hold anything, as in attn.attention
+    out = attn.cross_attention([[1.0, 0.0]], [[1.0, 0.0], [np.nan, 0.0]], I, I, I, mask=[[True, False]])
+    np.testing.assert_array_equal(out.output, [[1.0, 0.0]])
