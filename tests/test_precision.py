@@ -633,3 +633,18 @@ def test_wiring_errors_name_the_callers_arguments_not_Q_K_V():
     # a row no query may read may hold anything, as in attn.attention
     out = attn.cross_attention([[1.0, 0.0]], [[1.0, 0.0], [np.nan, 0.0]], I, I, I, mask=[[True, False]])
     np.testing.assert_array_equal(out.output, [[1.0, 0.0]])
+
+
+def test_count_attention_flops_refuses_instead_of_returning_nan():
+    # Python floats: 1e300·1e300 = inf, then inf·(1e-300/1e300 = 0) = NaN, returned as the output
+    with pytest.raises(ValueError, match="Q·Kᵀ overflows float64 at query 0, key 0"):
+        attn.count_attention_flops([[1e300]], [[1e300], [-1e300]], [[1.0], [0.0]], tau=1e300, scale=1e-300)
+    with pytest.raises(ValueError, match="scale / tau"):
+        attn.count_attention_flops([[1.0]], [[1.0], [-1.0]], [[1.0], [0.0]], tau=1e-300, scale=1e300)
+
+
+def test_small_helpers_follow_the_dtype_policy_and_name_their_arguments():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert attn.score_matrix_bytes(2, 3, ml_dtypes.bfloat16) == 12  # = attn.scores(Q, K).nbytes for bfloat16
+    with pytest.raises(TypeError, match="rng must be"):
+        attn.random_logits(4, rng="x")

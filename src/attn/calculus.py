@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import (F64, compute, divide_by_tau, finfo, locate, multiply_by, require_finite, result_dtype, to_dtype,
+from ._precision import (F64, compute, divide_by_tau, finfo, is_float_dtype, locate, multiply_by, require_finite, result_dtype, to_dtype,
                          wide_dtype, working_dtype)
 from ._validate import as_float_array, check_count, check_finite, check_qk, check_scale, check_tau
 from .softmax import _softmax_work, softmax
@@ -191,10 +191,13 @@ def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=N
     ValueError
         A count < 1.
     TypeError
-        A count that is not an integer.
+        A count that is not an integer; an ``rng`` that is not a Generator, a seed or None.
     """
     d_k, T_k, n = check_count("d_k", d_k), check_count("T_k", T_k), check_count("n", n)
-    rng = np.random.default_rng(rng)
+    try:
+        rng = np.random.default_rng(rng)
+    except (TypeError, ValueError):
+        raise TypeError(f"rng must be a numpy.random.Generator, an integer seed or None; got {rng!r}") from None
     q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k)
     K = rng.standard_normal((n, T_k, d_k))  # (n, T_k, d_k)
     x = np.sum(q * K, axis=-1)  # (n, T_k)
@@ -568,7 +571,8 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     Raises
     ------
     ValueError, TypeError
-        As :func:`attn.attention` for the shapes and values of Q, K, V and tau.
+        As :func:`attn.attention` for the shapes and values of Q, K, V, tau and scale; a score
+        Q·Kᵀ or a factor scale/τ beyond float64 (plain Python floats would turn it into NaN).
     """
     from ._validate import check_attention_inputs
 
@@ -577,6 +581,9 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     T_q, d_k = Q.shape
     T_k, d_v = V.shape
     c = check_scale(scale, d_k) / tau
+    if not math.isfinite(c):
+        raise ValueError(f"scale / tau = {check_scale(scale, d_k)!r} / {tau!r} overflows float64; use attn.attention, "
+                         "which applies them one at a time")
     t = _Tally()
     Qc = [[_Counted(x, t) for x in row] for row in Q.tolist()]
     Kc = [[_Counted(x, t) for x in row] for row in K.tolist()]
@@ -589,6 +596,8 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
             acc = 0.0
             for a in range(d_k):
                 acc = acc + Qc[i][a] * Kc[j][a]  # 2 operations per term
+            if not math.isfinite(acc.v):  # Python floats overflow to inf silently, then inf - inf = NaN
+                raise ValueError(f"Q·Kᵀ overflows float64 at query {i}, key {j}; rescale Q or K")
             row.append(acc)
         t.phase = "scale"
         row = [x * c for x in row]  # 1 per score
@@ -614,7 +623,7 @@ def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
     Parameters
     ----------
     T_q, T_k : int, each >= 1
-    dtype : a NumPy floating dtype (or its name), default float64 (8 bytes; float32 4, float16 2)
+    dtype : a floating dtype (or its name), default float64 (8 bytes; float32 4, float16 and bfloat16 2)
 
     Returns
     -------
@@ -632,6 +641,6 @@ def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
         dt = np.dtype(dtype)
     except TypeError:
         raise ValueError(f"dtype must be a NumPy floating dtype such as 'float32'; got {dtype!r}") from None
-    if not np.issubdtype(dt, np.floating):
+    if not is_float_dtype(dt):  # bfloat16 and the float8 types of ml_dtypes too: attn accepts them
         raise ValueError(f"dtype must be a floating dtype (scores are real numbers); got {dt}")
     return T_q * T_k * dt.itemsize
