@@ -648,3 +648,15 @@ def test_small_helpers_follow_the_dtype_policy_and_name_their_arguments():
     assert attn.score_matrix_bytes(2, 3, ml_dtypes.bfloat16) == 12  # = attn.scores(Q, K).nbytes for bfloat16
     with pytest.raises(TypeError, match="rng must be"):
         attn.random_logits(4, rng="x")
+
+
+def test_python_integers_beyond_int64_are_real_numbers():
+    # NumPy keeps 2**70 as an object; it was refused as "x must hold real numbers"
+    from fractions import Fraction
+    np.testing.assert_array_equal(attn.log_softmax([2**70, 2**70 - 2**20]), [0.0, -(2.0**20)])  # exact: 2**20 apart
+    third = math.log1p(math.exp(-1 / 3))
+    np.testing.assert_allclose(attn.log_softmax([Fraction(1, 3), 0]), [-third, -1 / 3 - third], rtol=1e-15)
+    with pytest.raises(ValueError, match="x holds an integer beyond float64's range"):
+        attn.softmax([2**2000, 0])
+    with pytest.raises(TypeError, match="x must hold real numbers"):
+        attn.softmax([2**70, "a"])

@@ -19,14 +19,20 @@ from ._precision import is_float_dtype, result_dtype
 def as_float_array(name: str, x, ndim: int | None = None) -> np.ndarray:
     """Return ``x`` as a floating-point array, or raise a clear error.
 
-    Integer input is promoted to float64; float16, float32 and float64 keep their
-    dtype, as do bfloat16 and the float8 types of ``ml_dtypes``. Booleans,
+    Integer input is promoted to float64 (Python integers beyond int64, Fractions and Decimals
+    too); float16, float32 and float64 keep their dtype, as do bfloat16 and the float8 types of ``ml_dtypes``. Booleans,
     complex numbers and strings are refused.
     """
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} must be a numeric array; could not read it as one ({exc})") from None
+    if arr.dtype == object and arr.size and all(isinstance(v, Real) and not isinstance(v, bool) for v in arr.flat):
+        # Python integers beyond int64 (2**70), Fractions, Decimals: real numbers NumPy keeps as objects
+        try:
+            arr = arr.astype(np.float64)
+        except OverflowError:
+            raise ValueError(f"{name} holds an integer beyond float64's range (about 1.8e308)") from None
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or is_float_dtype(arr.dtype)):
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
