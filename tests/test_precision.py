@@ -660,3 +660,29 @@ def test_python_integers_beyond_int64_are_real_numbers():
         attn.softmax([2**2000, 0])
     with pytest.raises(TypeError, match="x must hold real numbers"):
         attn.softmax([2**70, "a"])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_convex_combination_of_equal_subnormal_values_is_that_value(dtype):
+    # each w_j·v_j was rounded on the subnormal grid: with every value 7 (float32) or 3 (float64) times the
+    # smallest subnormal, naive attention returned 8 (or 4) of them, outside the values' range
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    v = dtype(7 * tiny) if dtype == np.float32 else dtype(-3 * tiny)
+    rng = np.random.default_rng(0)
+    Q = rng.standard_normal((4, 3)).astype(dtype)
+    K = rng.standard_normal((6, 3)).astype(dtype)
+    V = np.full((6, 2), v, dtype)
+    np.testing.assert_array_equal(attn.attention(Q, K, V).output, np.full((4, 2), v, dtype))
+    np.testing.assert_array_equal(blocked_attention(Q, K, V, block_size=4), np.full((4, 2), v, dtype))
+    X = np.eye(3, dtype=dtype)
+    np.testing.assert_array_equal(multi_head_attention(X, X, X, np.full((3, 2), v, dtype), np.eye(2, dtype=dtype), 1).output,
+                                  np.full((3, 2), v, dtype))
+    # and values spread over the subnormal range: within one ulp of the exact weighted average (float64)
+    V = (rng.integers(1, 50, (6, 2)) * tiny).astype(dtype)
+    W = attn.attention(Q.astype(np.float64), K.astype(np.float64), np.eye(6)).output  # the weights, in float64
+    exact = [[mpmath.fsum(mpmath.mpf(float(W[i, j])) * mpmath.mpf(float(V[j, c])) for j in range(6)) for c in range(2)]
+             for i in range(4)]
+    got = attn.attention(Q, K, V).output
+    for i in range(4):
+        for c in range(2):
+            assert abs(mpmath.mpf(float(got[i, c])) - exact[i][c]) <= tiny

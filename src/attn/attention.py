@@ -179,25 +179,29 @@ def scaled_product(Q: np.ndarray, K: np.ndarray, scale: float, dt) -> np.ndarray
 
 def value_exponent(V: np.ndarray, n_terms: int, work) -> np.ndarray | None:
     """Power-of-2 exponents e, one per column of V (shape (.., 1, d_v)), such that sums of up to ``n_terms``
-    rows of ``V · 2**-e`` cannot overflow ``work``; None when no column needs scaling.
+    rows of ``V · 2**-e`` neither overflow ``work`` nor lose digits to its subnormal range; None when no
+    column needs scaling.
 
-    A column is scaled only when ``max |V[:, c]| · n_terms`` comes within a factor 4 of ``work``'s largest
-    number, and each by its own exponent, so a column of small values next to a column near the
-    largest number keeps its digits. Scaling by a power of 2 is exact.
+    A column is scaled when ``max |V[:, c]| · n_terms`` comes within a factor 4 of ``work``'s largest
+    number, or when ``max |V[:, c]|`` is below ``tiny / eps`` (then the products ``w_j · v_j`` would be
+    rounded on the subnormal grid, and a convex combination of equal subnormal values could come out
+    larger than all of them). Each column gets its own exponent, so a column of small values next to a
+    column near the largest number keeps its digits. Scaling by a power of 2 is exact.
     """
     top = np.max(np.abs(V), axis=-2, keepdims=True).astype(wide_dtype(V.dtype))  # (.., 1, d_v); long double stays
-    near = top >= finfo(work).max / 4 / n_terms
-    if not near.any():
+    info = finfo(work)
+    rescale = (top >= info.max / 4 / n_terms) | ((top > 0) & (top < info.tiny / info.eps))
+    if not rescale.any():
         return None
-    return np.where(near, np.frexp(top)[1], 0)
+    return np.where(rescale, np.frexp(top)[1], 0)
 
 
 def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``weights @ V`` in the weights' dtype (float32 or wider), rows of ``weights`` summing to at most 1.
 
     Each output row is a convex combination of rows of V, so it is never larger than
-    ``max |V|``; a column of V near the dtype's largest number is scaled by a power of 2,
-    so that no partial sum overflows on the way.
+    ``max |V|``; a column of V near the dtype's largest number, or near its subnormal range, is
+    scaled by a power of 2, so that no partial sum overflows or rounds on the subnormal grid.
     """
     work = weights.dtype
     e = value_exponent(V, 1, work)
@@ -205,7 +209,7 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     if e is not None:
         Vw = np.ldexp(Vw, -e).astype(work, copy=False)
     out = weights @ Vw  # (.., T_q, T_k) @ (.., T_k, d_v) -> (.., T_q, d_v)
-    if e is not None:  # near the dtype's largest number, a rounding above max |V| would overflow on the way back
+    if e is not None:  # a rounding above max |V| would overflow on the way back, or leave V's range
         clip_to_values(out, Vw)
         out = np.ldexp(out, e).astype(work, copy=False)  # back to scale, exactly
     return out

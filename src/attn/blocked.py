@@ -113,7 +113,9 @@ def blocked_attention(
     ValueError
         Every error of :func:`attn.attention` (same checks, same messages: shapes,
         non-finite readable inputs, τ, scale, fully masked rows under ``"raise"``,
-        unknown policy, "Q·Kᵀ overflows float64 at query i, key j"); a block size < 1.
+        unknown policy, "Q·Kᵀ overflows float64 at query i, key j"); a block size < 1; with
+        ``return_lse=True``, an lse beyond float64, or beyond the working dtype it is returned in
+        (float32 for float32 and half-precision inputs: scores over a tiny τ), naming the query.
     TypeError
         A non-real input, a non-boolean mask, a block size that is not an integer.
 
