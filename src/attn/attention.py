@@ -163,6 +163,7 @@ def attention(
     weights = softmax_inplace(S, tau=tau, axis=-1, name="the scores Q·Kᵀ")  # (T_q, T_k) in S's memory
     weights[empty] = 0.0
     output = weighted_values(weights, V)  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
+    output[empty] = 0.0  # a query that reads nothing: zeros, not V's nearest value
     return Attention(to_dtype(output, dtype, "the output", ("query", "column")), weights.astype(dtype, copy=False))
 
 
@@ -182,26 +183,32 @@ def value_exponent(V: np.ndarray, n_terms: int, work) -> np.ndarray | None:
     rows of ``V · 2**-e`` neither overflow ``work`` nor lose digits to its subnormal range; None when no
     column needs scaling.
 
-    A column is scaled when ``max |V[:, c]| · n_terms`` comes within a factor 4 of ``work``'s largest
-    number, or when ``max |V[:, c]|`` is below ``tiny / eps`` (then the products ``w_j · v_j`` would be
-    rounded on the subnormal grid, and a convex combination of equal subnormal values could come out
-    larger than all of them). Each column gets its own exponent, so a column of small values next to a
-    column near the largest number keeps its digits. Scaling by a power of 2 is exact.
+    A column whose ``max |V[:, c]| · n_terms`` comes within a factor 4 of ``work``'s largest number is
+    divided by the smallest power of 2 that keeps it below that bound (not more: its small entries would
+    underflow to 0). A column whose ``max |V[:, c]|`` is below ``tiny / eps`` is multiplied up to [0.5, 1)
+    (else the products ``w_j · v_j`` are rounded on the subnormal grid, and a convex combination of equal
+    subnormal values comes out larger than all of them). Each column gets its own exponent; scaling by a
+    power of 2 is exact.
     """
     top = np.max(np.abs(V), axis=-2, keepdims=True).astype(wide_dtype(V.dtype))  # (.., 1, d_v); long double stays
     info = finfo(work)
-    rescale = (top >= info.max / 4 / n_terms) | ((top > 0) & (top < info.tiny / info.eps))
-    if not rescale.any():
+    bound = info.max / 4 / n_terms
+    big = top >= bound
+    small = (top > 0) & (top < info.tiny / info.eps)
+    if not (big.any() or small.any()):
         return None
-    return np.where(rescale, np.frexp(top)[1], 0)
+    e_big = np.frexp(np.where(big, top / bound, 1))[1]  # top · 2**-e_big < bound
+    e_small = np.frexp(np.where(small, top, 1))[1]  # top · 2**-e_small in [0.5, 1)
+    return np.where(big, e_big, np.where(small, e_small, 0))
 
 
 def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``weights @ V`` in the weights' dtype (float32 or wider), rows of ``weights`` summing to at most 1.
 
-    Each output row is a convex combination of rows of V, so it is never larger than
-    ``max |V|``; a column of V near the dtype's largest number, or near its subnormal range, is
-    scaled by a power of 2, so that no partial sum overflows or rounds on the subnormal grid.
+    Each output row is a convex combination of rows of V, so it lies in the range of each column
+    (Proposition 1); the result is clipped to it, so rounding cannot leave it. A column of V near the
+    dtype's largest number, or near its subnormal range, is scaled by a power of 2, so that no partial
+    sum overflows or rounds on the subnormal grid.
     """
     work = weights.dtype
     e = value_exponent(V, 1, work)
@@ -209,18 +216,16 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     if e is not None:
         Vw = np.ldexp(Vw, -e).astype(work, copy=False)
     out = weights @ Vw  # (.., T_q, T_k) @ (.., T_k, d_v) -> (.., T_q, d_v)
-    if e is not None:  # a rounding above max |V| would overflow on the way back, or leave V's range
-        clip_to_values(out, Vw)
-        out = np.ldexp(out, e).astype(work, copy=False)  # back to scale, exactly
+    clip_to_values(out, Vw)  # a rounding above max |V| would also overflow on the way back
+    if e is not None:
+        out = np.ldexp(out, e).astype(work, copy=False)  # back to scale, exactly (or rounded once to a subnormal)
     return out
 
 
 def clip_to_values(out: np.ndarray, V: np.ndarray) -> None:
     """Clip ``out`` (.., T_q, d_v), in place, to the range of each column of V (.., T_k, d_v).
 
-    A convex combination of rows of V lies in that range; only rounding can leave it. The range is
-    widened to include 0, the output of a query that may read no key (``empty_rows="zero"``).
+    A convex combination of rows of V lies in that range; only rounding can leave it. (A query that
+    may read no key gets a zero row, which its caller writes after clipping.)
     """
-    lo = np.minimum(np.min(V, axis=-2, keepdims=True), 0)
-    hi = np.maximum(np.max(V, axis=-2, keepdims=True), 0)
-    np.clip(out, lo, hi, out=out)
+    np.clip(out, np.min(V, axis=-2, keepdims=True), np.max(V, axis=-2, keepdims=True), out=out)
