@@ -163,7 +163,6 @@ def attention(
     weights = softmax_inplace(S, tau=tau, axis=-1, name="the scores Q·Kᵀ")  # (T_q, T_k) in S's memory
     weights[empty] = 0.0
     output = weighted_values(weights, V)  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
-    output[empty] = 0.0  # a query that reads nothing: zeros, not V's nearest value
     return Attention(to_dtype(output, dtype, "the output", ("query", "column")), weights.astype(dtype, copy=False))
 
 
@@ -205,10 +204,9 @@ def value_exponent(V: np.ndarray, n_terms: int, work) -> np.ndarray | None:
 def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``weights @ V`` in the weights' dtype (float32 or wider), rows of ``weights`` summing to at most 1.
 
-    Each output row is a convex combination of rows of V, so it lies in the range of each column
-    (Proposition 1); the result is clipped to it, so rounding cannot leave it. A column of V near the
-    dtype's largest number, or near its subnormal range, is scaled by a power of 2, so that no partial
-    sum overflows or rounds on the subnormal grid.
+    Each output row is a convex combination of rows of V, so it is never larger than
+    ``max |V|``; a column of V near the dtype's largest number, or near its subnormal range, is
+    scaled by a power of 2, so that no partial sum overflows or rounds on the subnormal grid.
     """
     work = weights.dtype
     e = value_exponent(V, 1, work)
@@ -216,8 +214,8 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     if e is not None:
         Vw = np.ldexp(Vw, -e).astype(work, copy=False)
     out = weights @ Vw  # (.., T_q, T_k) @ (.., T_k, d_v) -> (.., T_q, d_v)
-    clip_to_values(out, Vw)  # a rounding above max |V| would also overflow on the way back
-    if e is not None:
+    if e is not None:  # near the dtype's largest number, a rounding above max |V| would overflow on the way back
+        clip_to_values(out, Vw)
         out = np.ldexp(out, e).astype(work, copy=False)  # back to scale, exactly (or rounded once to a subnormal)
     return out
 
@@ -225,7 +223,11 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
 def clip_to_values(out: np.ndarray, V: np.ndarray) -> None:
     """Clip ``out`` (.., T_q, d_v), in place, to the range of each column of V (.., T_k, d_v).
 
-    A convex combination of rows of V lies in that range; only rounding can leave it. (A query that
-    may read no key gets a zero row, which its caller writes after clipping.)
+    A convex combination of rows of V lies in that range; only rounding can leave it. The range is
+    widened to include 0, the output of a query that may read no key (``empty_rows="zero"``).
+    Used only where V was scaled near the dtype's largest number, to keep a rounding from overflowing
+    on the way back: everywhere else a masked key's value must have no influence at all, bit for bit.
     """
-    np.clip(out, np.min(V, axis=-2, keepdims=True), np.max(V, axis=-2, keepdims=True), out=out)
+    lo = np.minimum(np.min(V, axis=-2, keepdims=True), 0)
+    hi = np.maximum(np.max(V, axis=-2, keepdims=True), 0)
+    np.clip(out, lo, hi, out=out)

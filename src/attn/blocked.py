@@ -145,9 +145,8 @@ def blocked_attention(
             out_b, lse[q0:q1] = _query_block(Q[q0:q1], q0, K, Vw, None if mask is None else mask[q0:q1],
                                              tau, scale, block_size, dt)
             output[q0:q1] = out_b
-        clip_to_values(output, Vw)  # a convex combination of V's rows: rounding cannot leave their range
-        output[empty] = 0.0  # a query that reads nothing
         if e is not None:
+            clip_to_values(output, Vw)
             output = np.ldexp(output.astype(wide_dtype(dt)), e)  # exact; never beyond max |V| (a convex combination)
         return output, lse
 
