@@ -728,3 +728,20 @@ def test_every_output_lies_in_the_range_of_each_value_column(dtype, data, equal,
         assert np.isfinite(out).all()
         with np.errstate(over="ignore"):  # the test's own bounds may pass float64's largest number: then no bound
             assert ((o >= V64.min(axis=0) - slack) & (o <= V64.max(axis=0) + slack)).all(), (out, V)
+
+
+def test_axis_is_checked_and_none_means_every_entry():
+    # logsumexp(x, axis=None) failed inside numpy ("when axis=None, `indices` must have a single dimension")
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    total = math.log(sum(math.exp(v) for v in (1.0, 2.0, 3.0, 4.0)))  # 4.440189698561196
+    assert float(attn.logsumexp(x, axis=None)) == pytest.approx(total, rel=1e-15)
+    assert attn.logsumexp(x, axis=None, keepdims=True).shape == (1, 1)
+    np.testing.assert_allclose(attn.log_softmax(x, axis=None), x - total, rtol=1e-15)
+    np.testing.assert_allclose(attn.softmax(x, axis=None), np.exp(x - total), rtol=1e-15)
+    assert float(attn.entropy(np.full((2, 2), 0.25), axis=None)) == pytest.approx(math.log(4), rel=1e-15)
+    with pytest.raises(ValueError, match="axis 3 is out of range for x"):
+        attn.log_softmax(x, axis=3)
+    with pytest.raises(TypeError, match="axis must be an integer or None"):
+        attn.softmax(x, axis=1.0)
+    with pytest.raises(ValueError, match="axis 5 is out of range for w"):
+        attn.entropy(np.full((2, 2), 0.25), axis=5)

@@ -55,6 +55,25 @@ def check_tau(tau) -> float:
     return tau
 
 
+def check_axis(axis, ndim: int, name: str = "x") -> int | None:
+    """Return ``axis`` as an int in [0, ndim) (negative counts from the end), or None (every entry at once).
+
+    Refuses, naming ``axis``, what NumPy would refuse from deep inside a reduction (an axis out of
+    range, a float, a tuple of axes).
+    """
+    if axis is None:
+        return None
+    if isinstance(axis, bool):
+        raise TypeError(f"axis must be an integer or None; got {axis!r}")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer or None; got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of range for {name} with {ndim} dimension(s) (shape axes 0 to {ndim - 1})")
+    return axis % ndim
+
+
 def check_scale(scale, d_k: int) -> float:
     """Return the score scale as a float: ``1 / sqrt(d_k)`` when ``scale`` is None, else a finite real number."""
     if scale is None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._precision import (F64, compute, divide_by_tau, finfo, is_float_dtype, locate, multiply_by, require_finite, result_dtype, to_dtype,
                          wide_dtype, working_dtype)
-from ._validate import as_float_array, check_count, check_finite, check_qk, check_scale, check_tau
+from ._validate import as_float_array, check_axis, check_count, check_finite, check_qk, check_scale, check_tau
 from .softmax import _softmax_work, softmax
 
 
@@ -298,7 +298,8 @@ def entropy(w, axis: int = -1) -> np.ndarray:
     ----------
     w : array_like, any shape, real
         Probability vectors along ``axis`` (e.g. rows of attention weights, shape (T_q, T_k)).
-    axis : int, default -1
+    axis : int or None, default -1
+        None: every entry of ``w`` is one distribution.
 
     Returns
     -------
@@ -322,6 +323,9 @@ def entropy(w, axis: int = -1) -> np.ndarray:
     ----------
     Shannon (1948); Cover & Thomas (2006), *Elements of Information Theory*, §2.1.
     """
+    w = as_float_array("w", w)
+    if w.ndim and check_axis(axis, w.ndim, "w") is None:  # every entry at once: one distribution
+        w, axis = w.reshape(-1), -1
     w = _check_probabilities("w", w, axis=axis)
     ww = w.astype(wide_dtype(w.dtype))
     positive = ww > 0
@@ -342,7 +346,7 @@ def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
         Logits; the softmax runs along ``axis``.
     tau : float, default 1.0
         Temperature, finite and > 0.
-    axis : int, default -1
+    axis : int or None, default -1 (None: every entry is one distribution)
 
     Returns
     -------
@@ -365,6 +369,8 @@ def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     tau = check_tau(tau)
     x = as_float_array("x", x)
     check_finite("x", x)
+    if x.ndim and check_axis(axis, x.ndim) is None:  # every entry at once: one distribution
+        x, axis = x.reshape(-1), -1
     xw = x.astype(wide_dtype(x.dtype))
     s = softmax(xw, tau=tau, axis=axis)
     big = np.max(np.abs(xw), axis=axis, keepdims=True)
