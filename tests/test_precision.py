@@ -448,3 +448,300 @@ def test_every_public_function_documents_its_dtypes():
             if not ("float16" in doc or "float64" in doc) or "dtype" not in doc.lower():
                 missing.append(name)
     assert not missing, f"docstrings that do not say what happens to each dtype: {missing}"
+
+
+# --- review (branch r12): defects found by an adversarial pass, each with its right value ----
+
+def _mp_softmax(x, tau):
+    """softmax(x / τ) of a float row, in mpmath (50 digits): the reference, independent of attn."""
+    z = [mpmath.mpf(float(v)) / mpmath.mpf(tau) for v in x]
+    m = max(z)
+    e = [mpmath.exp(v - m) for v in z]
+    total = mpmath.fsum(e)
+    return [float(v / total) for v in e]
+
+
+def test_softmax_at_large_float32_logits_and_tau_above_1_is_not_nan():
+    # x/τ and max/τ were rounded differently (float32 vs float64 then float32), so the winner got
+    # the exponent +1 ulp of 2.3e33: exp overflowed and the row came back [nan, 0].
+    x = np.array([1.66824159e35, 0.0], np.float32)
+    got = attn.softmax(x, tau=72.54451256039839)
+    np.testing.assert_array_equal(got, np.array([1.0, 0.0], np.float32))
+    # the same through attention, where float32 scores of that size meet τ > 1
+    Q = np.array([[7.836263351624663e17, 1.8194542494576804e18]], np.float32)
+    K = np.array([[2.4094258006432154e17, 2.589569785738035e16], [0.0, 0.0]], np.float32)
+    V = np.array([[1.0], [0.0]], np.float32)
+    np.testing.assert_array_equal(attn.attention(Q, K, V, tau=72.54451256039839).weights, [[1.0, 0.0]])
+    np.testing.assert_array_equal(blocked_attention(Q, K, V, tau=72.54451256039839, block_size=1), [[1.0]])
+
+
+def test_softmax_span_beyond_the_dtype_with_a_large_tau():
+    # max - min exceeds float32's range but (x - max)/τ = -3.4: the old threshold (max > fmax·eps)
+    # missed a maximum of 3e31, x - max overflowed to -inf and the weight 0.032 became 0.
+    fmax = float(np.finfo(np.float32).max)
+    x = np.array([-fmax, 3e31], np.float32)
+    want = _mp_softmax(x, 1e38)  # [0.0322073..., 0.9677926...]
+    np.testing.assert_allclose(attn.softmax(x, tau=1e38), want, rtol=4 * 2.0**-23)
+    x64 = np.array([-1.7976931348623157e308, 1e293])
+    np.testing.assert_allclose(attn.softmax(x64, tau=1e308), _mp_softmax(x64, 1e308), rtol=4 * 2.0**-52)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_agrees_with_naive_when_scores_span_more_than_the_dtype(dtype):
+    # scores 2e38 and -2e38 (float32) differ by more than float32 holds; with τ = 1e38 the weights are
+    # softmax([2, -2]) = [1/(1+e^-4), ...]. Blocked attention returned 1.0: s - m overflowed to -inf.
+    big = 2e38 if dtype == np.float32 else 1.5e308
+    tau = big / 2
+    Q = np.array([[1.0]], dtype)
+    K = np.array([[big], [-big]], dtype)
+    V = np.array([[1.0], [0.0]], dtype)
+    want = 1 / (1 + math.exp(-4))
+    rtol = 8 * float(np.finfo(dtype).eps)
+    naive = attn.attention(Q, K, V, tau=tau, scale=1.0).output
+    np.testing.assert_allclose(naive, [[want]], rtol=rtol)
+    for bs in (1, 2):
+        np.testing.assert_allclose(blocked_attention(Q, K, V, tau=tau, scale=1.0, block_size=bs), [[want]], rtol=rtol)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dtype=st.sampled_from([np.float32, np.float64]), frac=st.lists(st.floats(-1, 1), min_size=2, max_size=6),
+       log_tau=st.floats(0.01, 40), rel_tau=st.floats(-4, 0))
+def test_softmax_near_the_largest_number_with_tau_above_1(dtype, frac, log_tau, rel_tau):
+    """Logits anywhere up to ±max, τ > 1: finite weights summing to 1 for any τ; and for τ within four
+    decades of the largest number (where (x - max)/τ is moderate and the weights are well conditioned)
+    softmax, naive and blocked attention equal the mpmath weights."""
+    fmax = float(np.finfo(dtype).max)
+    eps = float(np.finfo(dtype).eps)
+    x = (np.array(frac) * fmax).astype(dtype)
+    got = attn.softmax(x, tau=10.0**log_tau)
+    assert np.isfinite(got).all() and abs(float(got.astype(np.float64).sum()) - 1) <= len(x) * eps
+
+    tau = fmax * 10.0**rel_tau
+    want = _mp_softmax(x, tau)
+    # the condition of softmax in its logits is |x|/τ ≤ 10⁴ here: allow eps·(4 + 2·max|x|/τ) absolute
+    tol = eps * (4 + 2 * (float(np.max(np.abs(x.astype(np.float64)))) / tau))
+    np.testing.assert_allclose(attn.softmax(x, tau=tau), want, rtol=0, atol=tol)
+    K = x.reshape(-1, 1)
+    V = np.eye(len(x), dtype=dtype)
+    Q = np.ones((1, 1), dtype)
+    np.testing.assert_allclose(attn.attention(Q, K, V, tau=tau, scale=1.0).output[0], want, rtol=0, atol=tol)
+    np.testing.assert_allclose(blocked_attention(Q, K, V, tau=tau, scale=1.0, block_size=2)[0], want, rtol=0, atol=tol)
+
+
+def test_entropy_refuses_rows_that_do_not_sum_to_1_however_long():
+    # the tolerance was sqrt(eps)·n: 10 000 float32 entries summing to 3 were accepted, "entropy" 24.3 > log n
+    with pytest.raises(ValueError, match="sums to 3.0"):
+        attn.entropy(np.full(10_000, 3e-4, np.float32))
+    with pytest.raises(ValueError, match="sum to 1"):
+        attn.entropy(np.full(1_000_000, 1.01e-6))
+    with pytest.raises(ValueError, match="sum to 1"):
+        attn.entropy(np.full(100, 0.02, np.float16))
+    with pytest.raises(ValueError, match="sum to 1"):
+        attn.softmax_jacobian_norm(np.full(10_000, 3e-4, np.float32))
+    # while weights that attn itself computes, in every dtype and at every length, are accepted
+    rng = np.random.default_rng(0)
+    for dtype in (np.float16, np.float32, np.float64):
+        for n in (1, 7, 10_000, 200_000):
+            w = attn.softmax(rng.standard_normal(n).astype(dtype) * 3)
+            H = float(attn.entropy(w))
+            assert 0 <= H <= math.log(n) + 1e-3
+    n = 1_000_000
+    assert float(attn.entropy(np.full(n, 1 / n))) == pytest.approx(math.log(n), rel=1e-12)
+
+
+def test_entropy_tau_derivative_keeps_each_slice_its_own_scale():
+    # one power of 2 for the whole array flushed the tiny row to 0: the answer was [0, 0]
+    x = np.array([[1e300, 0.0], [1e-300, -1e-300]])
+    tau = 1e-300
+    got = attn.entropy_tau_derivative(x, tau=tau)
+    # row 1: x/τ = ±1 exactly, s = softmax([1, -1]), Var_s(x) = 4 s0 s1 x², s0 s1 = 1/(4 cosh² 1):
+    # Var/τ³ = x²/(τ³ cosh² 1) = 1/(τ cosh² 1) with x = τ
+    want = float(1 / (mpmath.mpf(tau) * mpmath.cosh(1) ** 2))  # 4.1997434e299
+    assert got[0] == 0.0
+    assert got[1] == pytest.approx(want, rel=1e-13)
+
+
+def test_self_attention_refuses_an_additive_or_misshapen_mask_with_causal():
+    X = np.eye(3)
+    W = np.eye(3)
+    additive = np.where(attn.causal_mask(3), 0.0, -np.inf)
+    # cast to bool, 0 -> False and -inf -> True: exactly the hidden keys became the readable ones
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        attn.self_attention(X, W, W, W, mask=additive, causal=True)
+    with pytest.raises(ValueError, match=r"mask has shape \(3,\)"):
+        attn.self_attention(X, W, W, W, mask=[True, False, True], causal=True)
+    both = attn.self_attention(X, W, W, W, mask=np.ones((3, 3), bool), causal=True).weights
+    np.testing.assert_array_equal(both, attn.self_attention(X, W, W, W, causal=True).weights)
+
+
+def test_count_attention_flops_checks_scale():
+    with pytest.raises(ValueError, match="scale must be a finite number"):
+        attn.count_attention_flops([[1.0]], [[1.0]], [[1.0]], scale=float("nan"))
+
+
+def test_counts_and_offsets_name_the_argument():
+    with pytest.raises(TypeError, match="offset must be a whole number"):
+        attn.causal_mask(3, 4, offset=1.5)
+    with pytest.raises(TypeError, match="T must be a whole number"):
+        attn.sinusoidal_encoding(1.5, 4)
+    with pytest.raises(TypeError, match="d must be a whole number"):
+        attn.sinusoidal_encoding(2, "4")
+    with pytest.raises(ValueError, match="base must be a finite number"):
+        attn.sinusoidal_encoding(2, 4, base="x")
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max, reason="long double is float64 here")
+def test_long_double_values_beyond_float64_are_not_cast_through_it():
+    # V's largest entry went through float64 (inf, with an overflow warning); blocked returned [[nan]]
+    ld = np.longdouble
+    Q = np.array([[1, 0]], ld)
+    K = np.eye(2, dtype=ld)
+    V = np.array([[ld("1e4000")], [ld("-1e4000")]])
+    w0 = 1 / (1 + mpmath.exp(-1 / mpmath.sqrt(2)))  # softmax([1/√2, 0])[0]
+    want = (2 * w0 - 1) * mpmath.mpf(10) ** 4000  # 3.3952e3999
+    for got in (attn.attention(Q, K, V).output, blocked_attention(Q, K, V), blocked_attention(Q, K, V, block_size=1)):
+        assert got.dtype == ld
+        assert abs(mpmath.mpf(str(got[0, 0])) / want - 1) < 1e-15
+    # scores [1e4000/√2, 0]: lse = 1e4000/√2 (+ log(1 + 0)), beyond float64, where it used to be computed
+    lse = blocked_attention(Q * ld("1e4000"), K, V, return_lse=True).lse
+    assert lse.dtype == ld and abs(mpmath.mpf(str(lse[0])) / (mpmath.mpf("1e4000") / mpmath.sqrt(2)) - 1) < 1e-15
+
+
+def test_attention_grad_query_with_values_and_keys_near_float64s_largest():
+    # v_j - v̄ and k_j - k̄ overflowed float64 on the way, so a finite derivative was refused
+    w0 = 1 / (1 + mpmath.exp(-2))  # softmax([2, 0])[0]
+    want = w0 * (1 - w0) * (2 * mpmath.mpf(1.7e308)) * 2  # w0 w1 (v0 - v1)(k0 - k1) = 7.1396e307
+    got = attn.attention_grad_query([1.0, 0.0], [[2.0, 0.0], [0.0, 0.0]], [[1.7e308], [-1.7e308]], scale=1.0)
+    assert got[0, 1] == 0.0
+    assert abs(mpmath.mpf(float(got[0, 0])) / want - 1) < 1e-14
+    # keys ±1.7e308 with a tiny query: the weights are one-hot, the derivative is exactly 0
+    got = attn.attention_grad_query([1e-300, 0.0], [[1.7e308, 0.0], [-1.7e308, 0.0]], [[1.0], [0.0]], scale=1.0)
+    np.testing.assert_array_equal(got, [[0.0, 0.0]])
+
+
+def test_wiring_errors_name_the_callers_arguments_not_Q_K_V():
+    # self_attention([[nan, 0], ...]) said "Q must be finite; Q[0, 0] = nan": the caller passed X, never Q
+    I = np.eye(2)
+    with pytest.raises(ValueError, match=r"^X must be finite; X\[0, 0\]"):
+        attn.self_attention([[np.nan, 0.0], [1.0, 0.0]], I, I, I)
+    with pytest.raises(ValueError, match=r"^X_query must be finite"):
+        attn.attention_block([[np.nan, 0.0]], [[1.0, 0.0]], I, I, I)
+    with pytest.raises(ValueError, match=r"^W_K must be finite; W_K\[0, 0\]"):
+        attn.cross_attention([[1.0, 0.0]], [[1.0, 0.0], [1.0, 0.0]], I, [[np.inf, 0.0], [0.0, 1.0]], I)
+    with pytest.raises(ValueError, match=r"^Y must be finite in every row a query may read; Y\[1\]"):
+        attn.cross_attention([[1.0, 0.0]], [[1.0, 0.0], [np.nan, 0.0]], I, I, I)
+    # a row no query may read may hold anything, as in attn.attention
+    out = attn.cross_attention([[1.0, 0.0]], [[1.0, 0.0], [np.nan, 0.0]], I, I, I, mask=[[True, False]])
+    np.testing.assert_array_equal(out.output, [[1.0, 0.0]])
+
+
+def test_count_attention_flops_refuses_instead_of_returning_nan():
+    # Python floats: 1e300·1e300 = inf, then inf·(1e-300/1e300 = 0) = NaN, returned as the output
+    with pytest.raises(ValueError, match="Q·Kᵀ overflows float64 at query 0, key 0"):
+        attn.count_attention_flops([[1e300]], [[1e300], [-1e300]], [[1.0], [0.0]], tau=1e300, scale=1e-300)
+    with pytest.raises(ValueError, match="scale / tau"):
+        attn.count_attention_flops([[1.0]], [[1.0], [-1.0]], [[1.0], [0.0]], tau=1e-300, scale=1e300)
+
+
+def test_small_helpers_follow_the_dtype_policy_and_name_their_arguments():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert attn.score_matrix_bytes(2, 3, ml_dtypes.bfloat16) == 12  # = attn.scores(Q, K).nbytes for bfloat16
+    with pytest.raises(TypeError, match="rng must be"):
+        attn.random_logits(4, rng="x")
+
+
+def test_python_integers_beyond_int64_are_real_numbers():
+    # NumPy keeps 2**70 as an object; it was refused as "x must hold real numbers"
+    from fractions import Fraction
+    np.testing.assert_array_equal(attn.log_softmax([2**70, 2**70 - 2**20]), [0.0, -(2.0**20)])  # exact: 2**20 apart
+    third = math.log1p(math.exp(-1 / 3))
+    np.testing.assert_allclose(attn.log_softmax([Fraction(1, 3), 0]), [-third, -1 / 3 - third], rtol=1e-15)
+    with pytest.raises(ValueError, match="x holds an integer beyond float64's range"):
+        attn.softmax([2**2000, 0])
+    with pytest.raises(TypeError, match="x must hold real numbers"):
+        attn.softmax([2**70, "a"])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_convex_combination_of_equal_subnormal_values_is_that_value(dtype):
+    # each w_j·v_j was rounded on the subnormal grid: with every value 7 (float32) or 3 (float64) times the
+    # smallest subnormal, naive attention returned 8 (or 4) of them, outside the values' range
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    v = dtype(7 * tiny) if dtype == np.float32 else dtype(-3 * tiny)
+    rng = np.random.default_rng(0)
+    Q = rng.standard_normal((4, 3)).astype(dtype)
+    K = rng.standard_normal((6, 3)).astype(dtype)
+    V = np.full((6, 2), v, dtype)
+    np.testing.assert_array_equal(attn.attention(Q, K, V).output, np.full((4, 2), v, dtype))
+    np.testing.assert_array_equal(blocked_attention(Q, K, V, block_size=4), np.full((4, 2), v, dtype))
+    X = np.eye(3, dtype=dtype)
+    np.testing.assert_array_equal(multi_head_attention(X, X, X, np.full((3, 2), v, dtype), np.eye(2, dtype=dtype), 1).output,
+                                  np.full((3, 2), v, dtype))
+    # and values spread over the subnormal range: within one ulp of the exact weighted average (float64)
+    V = (rng.integers(1, 50, (6, 2)) * tiny).astype(dtype)
+    W = attn.attention(Q.astype(np.float64), K.astype(np.float64), np.eye(6)).output  # the weights, in float64
+    exact = [[mpmath.fsum(mpmath.mpf(float(W[i, j])) * mpmath.mpf(float(V[j, c])) for j in range(6)) for c in range(2)]
+             for i in range(4)]
+    got = attn.attention(Q, K, V).output
+    for i in range(4):
+        for c in range(2):
+            assert abs(mpmath.mpf(float(got[i, c])) - exact[i][c]) <= tiny
+
+
+def test_a_column_near_the_largest_number_keeps_its_small_entries():
+    # a column holding both -1.5e38 and -9.4e-11 was divided by 2**127 to keep sums finite, which flushed
+    # -9.4e-11 to 0: a query that reads only that key got 0.0 (outside the column's range, all digits lost)
+    fmax = float(np.finfo(np.float32).max)
+    V = np.array([[-9.425678e-11, 5.9e-16], [-1.5457767e38, 2.7e37], [1.0, -4.1e20]], np.float32)
+    mask = np.array([[True, False, False], [False, False, True]])
+    Q = np.ones((2, 1), np.float32)
+    K = np.ones((3, 1), np.float32)
+    want = np.array([V[0], V[2]])
+    np.testing.assert_array_equal(attn.attention(Q, K, V, mask=mask).output, want)
+    for bs in (1, 2, 3):
+        np.testing.assert_array_equal(blocked_attention(Q, K, V, mask=mask, block_size=bs), want)
+    # and the large entries still do not overflow on the way: equal weights on ±fmax·0.9 give 0
+    V2 = np.array([[0.9 * fmax], [-0.9 * fmax]], np.float32)
+    for out in (attn.attention(np.ones((1, 1), np.float32), K[:2], V2).output, blocked_attention(np.ones((1, 1), np.float32), K[:2], V2)):
+        assert out[0, 0] == 0.0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dtype=st.sampled_from(DTYPES), data=st.data(), equal=st.booleans(), log_tau=st.floats(-10, 10))
+def test_every_output_lies_in_the_range_of_each_value_column(dtype, data, equal, log_tau):
+    """Proposition 1 in floating point: naive and blocked outputs stay finite and within the range of each value
+    column up to this file's tolerance, (4 T_k + 4)·eps·max |V[:, c]| plus one ulp, for values from the subnormal
+    range to the largest finite number (a column near the largest number must not overflow on the way)."""
+    T_k = data.draw(st.integers(1, 6))
+    info = np.finfo(dtype)
+    val = st.floats(-float(info.max), float(info.max), width=info.bits, allow_nan=False, allow_infinity=False)
+    V = np.array(data.draw(st.lists(st.lists(val, min_size=2, max_size=2), min_size=T_k, max_size=T_k)), dtype)
+    if equal:
+        V[:] = V[0]
+    K = np.array(data.draw(st.lists(st.floats(-3, 3), min_size=T_k, max_size=T_k)), dtype).reshape(T_k, 1)
+    Q = np.array([[1.0], [-2.0], [0.5]], dtype)
+    V64 = V.astype(np.float64)
+    slack = (4 * T_k + 4) * float(info.eps) * np.abs(V64).max(axis=0) + float(info.smallest_subnormal)
+    tau = 10.0**log_tau
+    for out in (attn.attention(Q, K, V, tau=tau).output, blocked_attention(Q, K, V, tau=tau, block_size=2)):
+        o = out.astype(np.float64)
+        assert np.isfinite(out).all()
+        with np.errstate(over="ignore"):  # the test's own bounds may pass float64's largest number: then no bound
+            assert ((o >= V64.min(axis=0) - slack) & (o <= V64.max(axis=0) + slack)).all(), (out, V)
+
+
+def test_axis_is_checked_and_none_means_every_entry():
+    # logsumexp(x, axis=None) failed inside numpy ("when axis=None, `indices` must have a single dimension")
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    total = math.log(sum(math.exp(v) for v in (1.0, 2.0, 3.0, 4.0)))  # 4.440189698561196
+    assert float(attn.logsumexp(x, axis=None)) == pytest.approx(total, rel=1e-15)
+    assert attn.logsumexp(x, axis=None, keepdims=True).shape == (1, 1)
+    np.testing.assert_allclose(attn.log_softmax(x, axis=None), x - total, rtol=1e-15)
+    np.testing.assert_allclose(attn.softmax(x, axis=None), np.exp(x - total), rtol=1e-15)
+    assert float(attn.entropy(np.full((2, 2), 0.25), axis=None)) == pytest.approx(math.log(4), rel=1e-15)
+    with pytest.raises(ValueError, match="axis 3 is out of range for x"):
+        attn.log_softmax(x, axis=3)
+    with pytest.raises(TypeError, match="axis must be an integer or None"):
+        attn.softmax(x, axis=1.0)
+    with pytest.raises(ValueError, match="axis 5 is out of range for w"):
+        attn.entropy(np.full((2, 2), 0.25), axis=5)

@@ -183,6 +183,26 @@ def divide_by_tau(x: np.ndarray, tau: float) -> np.ndarray:
     return x
 
 
+def subtract_and_divide(x: np.ndarray, shift: np.ndarray, tau: float) -> np.ndarray:
+    """``(x - shift) / τ`` in place, ``shift`` (same dtype, broadcast against ``x``) at least every entry of ``x``.
+
+    ``x - shift`` overflows when ``shift - x`` exceeds the dtype's largest number, which a
+    positive shift of at least half the spacing of that number makes possible; with τ > 1 the
+    quotient can still be moderate, so then both are divided by τ first, by the same operation,
+    so that an entry equal to its shift still gives exactly 0 (never a positive exponent). Otherwise
+    an overflow to -inf is kept: with τ ≤ 1 its exponential, 0, is the right weight.
+    """
+    info = finfo(x.dtype)
+    with np.errstate(over="ignore"):  # a quotient still below the dtype's range: -inf, weight 0, right for τ ≤ 2
+        if tau > 1 and np.any(shift >= info.max * info.eps / 4):  # about half the spacing of max, in x's dtype
+            divide_by_tau(x, tau)
+            x -= divide_by_tau(np.array(shift, dtype=x.dtype), tau)
+        else:
+            x -= shift
+            divide_by_tau(x, tau)
+    return x
+
+
 def multiply_by(x: np.ndarray, factor: float) -> np.ndarray:
     """``x * factor`` in place, the factor never cast to a dtype where it rounds to 0, inf or a subnormal."""
     if factor == 1.0:

@@ -19,14 +19,20 @@ from ._precision import is_float_dtype, result_dtype
 def as_float_array(name: str, x, ndim: int | None = None) -> np.ndarray:
     """Return ``x`` as a floating-point array, or raise a clear error.
 
-    Integer input is promoted to float64; float16, float32 and float64 keep their
-    dtype, as do bfloat16 and the float8 types of ``ml_dtypes``. Booleans,
+    Integer input is promoted to float64 (Python integers beyond int64, Fractions and Decimals
+    too); float16, float32 and float64 keep their dtype, as do bfloat16 and the float8 types of ``ml_dtypes``. Booleans,
     complex numbers and strings are refused.
     """
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} must be a numeric array; could not read it as one ({exc})") from None
+    if arr.dtype == object and arr.size and all(isinstance(v, Real) and not isinstance(v, bool) for v in arr.flat):
+        # Python integers beyond int64 (2**70), Fractions, Decimals: real numbers NumPy keeps as objects
+        try:
+            arr = arr.astype(np.float64)
+        except OverflowError:
+            raise ValueError(f"{name} holds an integer beyond float64's range (about 1.8e308)") from None
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or is_float_dtype(arr.dtype)):
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
@@ -47,6 +53,25 @@ def check_tau(tau) -> float:
     if not math.isfinite(tau) or tau <= 0:
         raise ValueError(f"temperature tau must be a finite number > 0; got {tau!r}")
     return tau
+
+
+def check_axis(axis, ndim: int, name: str = "x") -> int | None:
+    """Return ``axis`` as an int in [0, ndim) (negative counts from the end), or None (every entry at once).
+
+    Refuses, naming ``axis``, what NumPy would refuse from deep inside a reduction (an axis out of
+    range, a float, a tuple of axes).
+    """
+    if axis is None:
+        return None
+    if isinstance(axis, bool):
+        raise TypeError(f"axis must be an integer or None; got {axis!r}")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer or None; got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of range for {name} with {ndim} dimension(s) (shape axes 0 to {ndim - 1})")
+    return axis % ndim
 
 
 def check_scale(scale, d_k: int) -> float:

@@ -8,7 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import F64, compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, working_dtype
+from ._precision import (compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, wide_dtype,
+                         working_dtype)
 from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk, check_scale
 from .softmax import softmax_inplace
 
@@ -182,25 +183,34 @@ def scaled_product(Q: np.ndarray, K: np.ndarray, scale: float, dt) -> np.ndarray
 
 def value_exponent(V: np.ndarray, n_terms: int, work) -> np.ndarray | None:
     """Power-of-2 exponents e, one per column of V (shape (.., 1, d_v)), such that sums of up to ``n_terms``
-    rows of ``V · 2**-e`` cannot overflow ``work``; None when no column needs scaling.
+    rows of ``V · 2**-e`` neither overflow ``work`` nor lose digits to its subnormal range; None when no
+    column needs scaling.
 
-    A column is scaled only when ``max |V[:, c]| · n_terms`` comes within a factor 4 of ``work``'s largest
-    number, and each by its own exponent, so a column of small values next to a column near the
-    largest number keeps its digits. Scaling by a power of 2 is exact.
+    A column whose ``max |V[:, c]| · n_terms`` comes within a factor 4 of ``work``'s largest number is
+    divided by the smallest power of 2 that keeps it below that bound (not more: its small entries would
+    underflow to 0). A column whose ``max |V[:, c]|`` is below ``tiny / eps`` is multiplied up to [0.5, 1)
+    (else the products ``w_j · v_j`` are rounded on the subnormal grid, and a convex combination of equal
+    subnormal values comes out larger than all of them). Each column gets its own exponent; scaling by a
+    power of 2 is exact.
     """
-    top = np.max(np.abs(V), axis=-2, keepdims=True).astype(F64)  # (.., 1, d_v)
-    near = top * n_terms >= float(finfo(work).max) / 4
-    if not near.any():
+    top = np.max(np.abs(V), axis=-2, keepdims=True).astype(wide_dtype(V.dtype))  # (.., 1, d_v); long double stays
+    info = finfo(work)
+    bound = info.max / 4 / n_terms
+    big = top >= bound
+    small = (top > 0) & (top < info.tiny / info.eps)
+    if not (big.any() or small.any()):
         return None
-    return np.where(near, np.frexp(top)[1], 0)
+    e_big = np.frexp(np.where(big, top / bound, 1))[1]  # top · 2**-e_big < bound
+    e_small = np.frexp(np.where(small, top, 1))[1]  # top · 2**-e_small in [0.5, 1)
+    return np.where(big, e_big, np.where(small, e_small, 0))
 
 
 def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``weights @ V`` in the weights' dtype (float32 or wider), rows of ``weights`` summing to at most 1.
 
     Each output row is a convex combination of rows of V, so it is never larger than
-    ``max |V|``; a column of V near the dtype's largest number is scaled by a power of 2,
-    so that no partial sum overflows on the way.
+    ``max |V|``; a column of V near the dtype's largest number, or near its subnormal range, is
+    scaled by a power of 2, so that no partial sum overflows or rounds on the subnormal grid.
     """
     work = weights.dtype
     e = value_exponent(V, 1, work)
@@ -210,7 +220,7 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     out = weights @ Vw  # (.., T_q, T_k) @ (.., T_k, d_v) -> (.., T_q, d_v)
     if e is not None:  # near the dtype's largest number, a rounding above max |V| would overflow on the way back
         clip_to_values(out, Vw)
-        out = np.ldexp(out, e).astype(work, copy=False)  # back to scale, exactly
+        out = np.ldexp(out, e).astype(work, copy=False)  # back to scale, exactly (or rounded once to a subnormal)
     return out
 
 
@@ -219,6 +229,8 @@ def clip_to_values(out: np.ndarray, V: np.ndarray) -> None:
 
     A convex combination of rows of V lies in that range; only rounding can leave it. The range is
     widened to include 0, the output of a query that may read no key (``empty_rows="zero"``).
+    Used only where V was scaled near the dtype's largest number, to keep a rounding from overflowing
+    on the way back: everywhere else a masked key's value must have no influence at all, bit for bit.
     """
     lo = np.minimum(np.min(V, axis=-2, keepdims=True), 0)
     hi = np.maximum(np.max(V, axis=-2, keepdims=True), 0)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import F64, NotFinite, compute, divide_by_tau, to_dtype, working_dtype
+from ._precision import NotFinite, compute, subtract_and_divide, to_dtype, wide_dtype, working_dtype
 from ._validate import check_attention_inputs, check_count, check_scale
 from .attention import SCORE_HINT, clip_to_values, scaled_product, value_exponent
 
@@ -113,7 +113,9 @@ def blocked_attention(
     ValueError
         Every error of :func:`attn.attention` (same checks, same messages: shapes,
         non-finite readable inputs, τ, scale, fully masked rows under ``"raise"``,
-        unknown policy, "Q·Kᵀ overflows float64 at query i, key j"); a block size < 1.
+        unknown policy, "Q·Kᵀ overflows float64 at query i, key j"); a block size < 1; with
+        ``return_lse=True``, an lse beyond float64, or beyond the working dtype it is returned in
+        (float32 for float32 and half-precision inputs: scores over a tiny τ), naming the query.
     TypeError
         A non-real input, a non-boolean mask, a block size that is not an integer.
 
@@ -135,9 +137,9 @@ def blocked_attention(
 
     def run(dt):
         e = value_exponent(V, T_k, dt)  # V · 2**-e: no partial sum of T_k rows can overflow dt
-        Vw = V.astype(dt) if e is None else np.ldexp(V.astype(F64), -e).astype(dt)
+        Vw = V.astype(dt) if e is None else np.ldexp(V.astype(wide_dtype(dt)), -e).astype(dt)
         output = np.zeros((T_q, d_v), dtype=dt)
-        lse = np.empty(T_q, dtype=F64)
+        lse = np.empty(T_q, dtype=wide_dtype(dt))
         for q0 in range(0, T_q, qb):
             q1 = min(q0 + qb, T_q)
             out_b, lse[q0:q1] = _query_block(Q[q0:q1], q0, K, Vw, None if mask is None else mask[q0:q1],
@@ -145,7 +147,7 @@ def blocked_attention(
             output[q0:q1] = out_b
         if e is not None:
             clip_to_values(output, Vw)
-            output = np.ldexp(output.astype(F64), e)  # exact; never beyond max |V| (a convex combination)
+            output = np.ldexp(output.astype(wide_dtype(dt)), e)  # exact; never beyond max |V| (a convex combination)
         return output, lse
 
     output, lse = compute(run, work)
@@ -183,10 +185,9 @@ def _query_block(Qb, q0, K, V, mask, tau, scale, block_size, dt):
         # Rows with no readable key yet have m_new = -inf: shift by 0 so that
         # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
         shift = np.where(np.isneginf(m_new), 0.0, m_new).astype(dt, copy=False)
-        S -= shift[:, None]  # may round to -inf only below dt's range, whose weight 0 is right
-        divide_by_tau(S, tau)
+        subtract_and_divide(S, shift[:, None], tau)  # (s - m') / τ, as attn.softmax does: no overflow, max -> 0
         P = np.exp(S, out=S)  # (b_q, b_k), largest readable entry of the row so far -> 1
-        alpha = np.exp(divide_by_tau(m - shift, tau))  # (b_q,) rescales the old sums; 0 where m = -inf
+        alpha = np.exp(subtract_and_divide(m.copy(), shift, tau))  # (b_q,) rescales the old sums; 0 where m = -inf
         l *= alpha
         l += P.sum(axis=1)
         acc *= alpha[:, None]
@@ -195,7 +196,8 @@ def _query_block(Qb, q0, K, V, mask, tau, scale, block_size, dt):
     full = l > 0  # False exactly for the queries that may read no key
     out = np.zeros((b_q, d_v), dtype=dt)
     out[full] = acc[full] / l[full, None]
-    lse = np.full(b_q, -np.inf)
+    wide = wide_dtype(dt)  # float64 (long double for long double): m / τ may pass float32's range
+    lse = np.full(b_q, -np.inf, dtype=wide)
     with np.errstate(over="ignore"):
-        lse[full] = m[full].astype(F64) / tau + np.log(l[full].astype(F64))  # float64: m / τ may pass float32's range
+        lse[full] = m[full].astype(wide) / tau + np.log(l[full].astype(wide))
     return out, lse

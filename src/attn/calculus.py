@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import (F64, compute, divide_by_tau, locate, multiply_by, require_finite, result_dtype, to_dtype,
+from ._precision import (F64, compute, divide_by_tau, finfo, is_float_dtype, locate, multiply_by, require_finite, result_dtype, to_dtype,
                          wide_dtype, working_dtype)
-from ._validate import as_float_array, check_count, check_finite, check_qk, check_scale, check_tau
+from ._validate import as_float_array, check_axis, check_count, check_finite, check_qk, check_scale, check_tau
 from .softmax import _softmax_work, softmax
 
 
@@ -28,9 +28,13 @@ def _check_probabilities(name: str, w, axis: int = -1) -> np.ndarray:
     if (w < 0).any():
         where = tuple(int(i) for i in np.argwhere(w < 0)[0])
         raise ValueError(f"{name} must be non-negative (a probability vector); {name}{list(where)} = {w[where]!r}")
-    tol = math.sqrt(float(np.finfo(working_dtype(w.dtype)).eps)) if w.dtype.itemsize >= 4 else 0.03  # sqrt(eps)
+    # Rounding explains a sum off by sqrt(eps) of w's dtype, plus n·eps of the float32-or-wider working dtype
+    # (the worst error of a sum of n terms, Higham 2002 §4.2); sqrt(eps)·n would accept a float32 row of
+    # 10 000 entries summing to 3, whose "entropy" exceeds log n.
+    n = w.shape[axis]
+    tol = math.sqrt(float(finfo(w.dtype).eps)) + n * float(finfo(working_dtype(w.dtype)).eps)
     total = w.astype(wide_dtype(w.dtype)).sum(axis=axis)  # float64 sum: no rounding drift over many entries
-    off = np.abs(total - 1) > tol * max(1, w.shape[axis])
+    off = np.abs(total - 1) > tol
     if np.any(off):
         bad = float(np.asarray(total)[np.unravel_index(int(np.argmax(off)), np.shape(total))]) if np.ndim(total) else float(total)
         raise ValueError(f"{name} must sum to 1 along axis {axis} (a probability vector); a slice sums to {bad!r}")
@@ -70,8 +74,8 @@ def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
     ------
     ValueError
         ``s`` is empty, a scalar, non-finite, has a negative entry, or a slice
-        that does not sum to 1 (within ``sqrt(eps)`` of its dtype, times n; 0.03 for
-        float16); ``tau`` is not a finite number > 0; an entry ``s_i(1 - s_i)/τ`` that
+        that does not sum to 1 (within ``sqrt(eps)`` of its dtype plus ``n · eps`` of float32, or of
+        float64 for float64 input); ``tau`` is not a finite number > 0; an entry ``s_i(1 - s_i)/τ`` that
         the dtype cannot hold (τ tiny), naming the index.
     TypeError
         ``s`` is not real-valued.
@@ -187,10 +191,13 @@ def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=N
     ValueError
         A count < 1.
     TypeError
-        A count that is not an integer.
+        A count that is not an integer; an ``rng`` that is not a Generator, a seed or None.
     """
     d_k, T_k, n = check_count("d_k", d_k), check_count("T_k", T_k), check_count("n", n)
-    rng = np.random.default_rng(rng)
+    try:
+        rng = np.random.default_rng(rng)
+    except (TypeError, ValueError):
+        raise TypeError(f"rng must be a numpy.random.Generator, an integer seed or None; got {rng!r}") from None
     q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k)
     K = rng.standard_normal((n, T_k, d_k))  # (n, T_k, d_k)
     x = np.sum(q * K, axis=-1)  # (n, T_k)
@@ -261,13 +268,26 @@ def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) 
         qw, Kw, Vw = (a.astype(dt, copy=False) for a in (q, K, V))
         z = require_finite(multiply_by(Kw @ qw, scale), "K·q", ("key",))  # (T_k, d_k) @ (d_k,) -> (T_k,)
         w = _softmax_work(z, tau, -1, "K·q")  # (T_k,)
-        v_bar = w @ Vw  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o
-        k_bar = w @ Kw  # (T_k,) @ (T_k, d_k) -> (d_k,)
-        cov = ((Vw - v_bar).T * w) @ (Kw - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
+        # v_j - v̄ and k_j - k̄ reach twice the largest entry: columns near the dtype's largest number are
+        # divided by a power of 2 (exactly) and the covariance multiplied back at the end
+        ev, ek = (_column_exponent(a, dt) for a in (Vw, Kw))  # (d_v,), (d_k,)
+        Vs, Ks = np.ldexp(Vw, -ev).astype(dt, copy=False), np.ldexp(Kw, -ek).astype(dt, copy=False)
+        v_bar = w @ Vs  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o (scaled)
+        k_bar = w @ Ks  # (T_k,) @ (T_k, d_k) -> (d_k,)
+        cov = ((Vs - v_bar).T * w) @ (Ks - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
         divide_by_tau(multiply_by(cov, scale), tau)
+        cov = np.ldexp(cov, ev[:, None] + ek[None, :]).astype(dt, copy=False)
         return require_finite(cov, "∂o/∂q", ("output component", "query component"))
 
     return to_dtype(compute(run, working_dtype(dtype)), dtype, "∂o/∂q", ("output component", "query component"))
+
+
+def _column_exponent(A: np.ndarray, dt) -> np.ndarray:
+    """Per column of A (T, d), the power of 2 to divide by so that differences of entries cannot overflow ``dt``:
+    the exponent of the column's largest |entry| where that is within a factor 8 of the largest number, else 0."""
+    top = np.max(np.abs(A), axis=0)  # (d,)
+    near = top >= finfo(dt).max / 8
+    return np.where(near, np.frexp(top)[1], 0)
 
 
 # --------------------------------------------------------------------------- entropy and temperature
@@ -278,7 +298,8 @@ def entropy(w, axis: int = -1) -> np.ndarray:
     ----------
     w : array_like, any shape, real
         Probability vectors along ``axis`` (e.g. rows of attention weights, shape (T_q, T_k)).
-    axis : int, default -1
+    axis : int or None, default -1
+        None: every entry of ``w`` is one distribution.
 
     Returns
     -------
@@ -302,6 +323,9 @@ def entropy(w, axis: int = -1) -> np.ndarray:
     ----------
     Shannon (1948); Cover & Thomas (2006), *Elements of Information Theory*, §2.1.
     """
+    w = as_float_array("w", w)
+    if w.ndim and check_axis(axis, w.ndim, "w") is None:  # every entry at once: one distribution
+        w, axis = w.reshape(-1), -1
     w = _check_probabilities("w", w, axis=axis)
     ww = w.astype(wide_dtype(w.dtype))
     positive = ww > 0
@@ -322,7 +346,7 @@ def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
         Logits; the softmax runs along ``axis``.
     tau : float, default 1.0
         Temperature, finite and > 0.
-    axis : int, default -1
+    axis : int or None, default -1 (None: every entry is one distribution)
 
     Returns
     -------
@@ -345,13 +369,16 @@ def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     tau = check_tau(tau)
     x = as_float_array("x", x)
     check_finite("x", x)
+    if x.ndim and check_axis(axis, x.ndim) is None:  # every entry at once: one distribution
+        x, axis = x.reshape(-1), -1
     xw = x.astype(wide_dtype(x.dtype))
     s = softmax(xw, tau=tau, axis=axis)
-    big = float(np.max(np.abs(xw)))
-    e = int(np.frexp(big)[1]) if big > 0 else 0
+    big = np.max(np.abs(xw), axis=axis, keepdims=True)
+    e = np.frexp(np.where(big > 0, big, 1))[1]  # one power of 2 per slice: a slice of tiny logits keeps its digits
     xs = np.ldexp(xw, -e)  # |xs| < 1: the squares below cannot overflow
     mean = np.sum(s * xs, axis=axis, keepdims=True)
     var = np.sum(s * (xs - mean) ** 2, axis=axis)  # centred form: no cancellation
+    e = np.squeeze(e, axis=axis)
     with np.errstate(over="ignore", under="ignore"):
         out = np.ldexp(np.ldexp(var / tau, e) / tau, e) / tau  # Var(x) / τ³ = 2^2e Var(xs) / τ³, never forming τ³
     if not np.isfinite(out).all():
@@ -550,7 +577,8 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     Raises
     ------
     ValueError, TypeError
-        As :func:`attn.attention` for the shapes and values of Q, K, V and tau.
+        As :func:`attn.attention` for the shapes and values of Q, K, V, tau and scale; a score
+        Q·Kᵀ or a factor scale/τ beyond float64 (plain Python floats would turn it into NaN).
     """
     from ._validate import check_attention_inputs
 
@@ -558,7 +586,10 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     Q, K, V = (x.astype(F64) for x in (Q, K, V))
     T_q, d_k = Q.shape
     T_k, d_v = V.shape
-    c = (1.0 / math.sqrt(d_k) if scale is None else float(scale)) / tau
+    c = check_scale(scale, d_k) / tau
+    if not math.isfinite(c):
+        raise ValueError(f"scale / tau = {check_scale(scale, d_k)!r} / {tau!r} overflows float64; use attn.attention, "
+                         "which applies them one at a time")
     t = _Tally()
     Qc = [[_Counted(x, t) for x in row] for row in Q.tolist()]
     Kc = [[_Counted(x, t) for x in row] for row in K.tolist()]
@@ -571,6 +602,8 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
             acc = 0.0
             for a in range(d_k):
                 acc = acc + Qc[i][a] * Kc[j][a]  # 2 operations per term
+            if not math.isfinite(acc.v):  # Python floats overflow to inf silently, then inf - inf = NaN
+                raise ValueError(f"Q·Kᵀ overflows float64 at query {i}, key {j}; rescale Q or K")
             row.append(acc)
         t.phase = "scale"
         row = [x * c for x in row]  # 1 per score
@@ -596,7 +629,7 @@ def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
     Parameters
     ----------
     T_q, T_k : int, each >= 1
-    dtype : a NumPy floating dtype (or its name), default float64 (8 bytes; float32 4, float16 2)
+    dtype : a floating dtype (or its name), default float64 (8 bytes; float32 4, float16 and bfloat16 2)
 
     Returns
     -------
@@ -614,6 +647,6 @@ def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
         dt = np.dtype(dtype)
     except TypeError:
         raise ValueError(f"dtype must be a NumPy floating dtype such as 'float32'; got {dtype!r}") from None
-    if not np.issubdtype(dt, np.floating):
+    if not is_float_dtype(dt):  # bfloat16 and the float8 types of ml_dtypes too: attn accepts them
         raise ValueError(f"dtype must be a floating dtype (scores are real numbers); got {dt}")
     return T_q * T_k * dt.itemsize

@@ -6,7 +6,9 @@ position-dependent matrix E to the token embeddings X breaks that symmetry.
 """
 from __future__ import annotations
 
+import math
 import operator
+from numbers import Real
 
 import numpy as np
 
@@ -34,10 +36,17 @@ def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     ----------
     Vaswani et al. (2017), "Attention is all you need", §3.5.
     """
+    for name, n in (("T", T), ("d", d)):
+        try:
+            if isinstance(n, bool):
+                raise TypeError
+            operator.index(n)
+        except TypeError:
+            raise TypeError(f"{name} must be a whole number (an integer); got {n!r}") from None
     T, d = operator.index(T), operator.index(d)
     if T < 1 or d < 1:
         raise ValueError(f"T and d must be at least 1; got T = {T}, d = {d}")
-    if not np.isfinite(base) or base <= 1:
+    if isinstance(base, bool) or not isinstance(base, Real) or not math.isfinite(base) or base <= 1:
         raise ValueError(f"base must be a finite number > 1; got {base!r}")
     t = np.arange(T)[:, None]  # (T, 1)
     freq = base ** (-np.arange(0, d, 2) / d)  # (ceil(d / 2),)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._precision import F64, divide_by_tau, finfo, is_float_dtype, is_narrow, locate, to_dtype, wide_dtype, working_dtype
-from ._validate import as_float_array, check_tau
+from ._precision import (F64, finfo, is_float_dtype, is_narrow, locate, subtract_and_divide, to_dtype, wide_dtype,
+                         working_dtype)
+from ._validate import as_float_array, check_axis, check_tau
 
 
 def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
@@ -32,8 +33,8 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
         Temperature τ, finite and > 0. As τ → 0 the weights approach the
         uniform distribution over the entries that tie for the maximum: one-hot
         on the argmax when it is unique. τ → ∞ gives the uniform distribution.
-    axis : int, default -1
-        Axis along which entries sum to 1 (the key axis for attention).
+    axis : int or None, default -1
+        Axis along which entries sum to 1 (the key axis for attention); None: over every entry.
 
     Returns
     -------
@@ -51,10 +52,10 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     ------
     ValueError
         ``tau`` is not a finite number > 0 (NaN included); ``x`` is empty,
-        holds NaN or +inf (the index is named); or a slice along ``axis`` is
-        entirely ``-inf`` (nothing to normalise).
+        holds NaN or +inf (the index is named); a slice along ``axis`` is
+        entirely ``-inf`` (nothing to normalise); ``axis`` out of range.
     TypeError
-        ``x`` is not real-valued.
+        ``x`` is not real-valued; ``axis`` is not an integer or None.
 
     References
     ----------
@@ -65,6 +66,7 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     x = as_float_array("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension; got a scalar")
+    axis = check_axis(axis, x.ndim)
     work = x.astype(working_dtype(x.dtype))  # a copy: float16 and bfloat16 widen to float32
     _softmax_work(work, tau, axis, "x")
     return work.astype(x.dtype, copy=False)  # weights lie in [0, 1]: every float dtype holds them
@@ -113,15 +115,7 @@ def _softmax_work(x: np.ndarray, tau: float, axis: int, name: str) -> np.ndarray
     """The softmax in ``x``'s own memory and dtype (float32 or wider); ``tau`` already checked."""
     x_max = np.max(x, axis=axis, keepdims=True)
     _check_max(x, x_max, axis, name)
-    info = finfo(x.dtype)
-    if tau > 1 and (x_max > float(info.max) * float(info.eps)).any():
-        # x - max could overflow although (x - max) / τ is a moderate number: divide first
-        divide_by_tau(x, tau)
-        x -= (x_max.astype(F64) / tau).astype(x.dtype)
-    else:
-        with np.errstate(over="ignore"):  # x - max below the dtype's range: -inf, whose weight 0 is right
-            x -= x_max  # the largest entry of each slice becomes 0, so its exponential is 1
-        divide_by_tau(x, tau)
+    subtract_and_divide(x, x_max, tau)  # the largest entry of each slice becomes exactly 0, so its exponential is 1
     np.exp(x, out=x)
     x /= np.sum(x, axis=axis, keepdims=True)  # each sum is >= 1 (the maximum contributes exp(0) = 1)
     return x
@@ -200,7 +194,8 @@ def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
         Logits; ``-inf`` entries get ``-inf`` (log of the exact weight 0).
     tau : float, default 1.0
         Temperature τ, finite and > 0.
-    axis : int, default -1
+    axis : int or None, default -1
+        None: over every entry (the flattened array), as :func:`softmax`.
 
     Returns
     -------
@@ -230,6 +225,8 @@ def log_softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     x = as_float_array("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension; got a scalar")
+    if check_axis(axis, x.ndim) is None:  # every entry at once: the log-softmax of the flattened array
+        return log_softmax(x.reshape(-1), tau=tau).reshape(x.shape)
     wide, _, z, z_err, rest = _log_domain(x, tau, axis, "x")
     with np.errstate(invalid="ignore"):
         out = (z - rest) + z_err  # z <= 0 <= rest: the subtraction never cancels
@@ -255,7 +252,8 @@ def logsumexp(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     ----------
     x : array_like, any shape with at least one dimension, real
         ``-inf`` entries contribute nothing.
-    axis : int, default -1
+    axis : int or None, default -1
+        None: over every entry (a 0-d result).
     keepdims : bool, default False
 
     Returns
@@ -283,6 +281,9 @@ def logsumexp(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     x = as_float_array("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one dimension; got a scalar")
+    if check_axis(axis, x.ndim) is None:  # every entry at once
+        out = logsumexp(x.reshape(-1))
+        return out.reshape((1,) * x.ndim) if keepdims else out
     _, m, _, _, rest = _log_domain(x, 1.0, axis, "x")
     with np.errstate(over="ignore"):
         out = m + rest

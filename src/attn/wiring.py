@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._precision import compute, require_finite, result_dtype, to_dtype, working_dtype
-from ._validate import as_float_array
+from ._validate import as_float_array, check_finite, check_mask
 from .attention import Attention, attention
 from .masks import causal_mask
 
@@ -61,10 +61,28 @@ def attention_block(X_query, X_source, W_Q, W_K, W_V, mask=None, **kwargs) -> At
 
 def _attend(X_query, X_source, W_Q, W_K, W_V, mask, names, **kwargs) -> Attention:
     """:func:`attention_block`, with ``names`` the caller's names for the two sequences (used in errors)."""
+    _check_finite_inputs(X_query, X_source, W_Q, W_K, W_V, mask, names)
     Q = project(X_query, W_Q, names[0], "W_Q")
     K = project(X_source, W_K, names[1], "W_K")
     V = project(X_source, W_V, names[1], "W_V")
     return attention(Q, K, V, mask=mask, **kwargs)
+
+
+def _check_finite_inputs(X_query, X_source, W_Q, W_K, W_V, mask, names) -> None:
+    """Refuse NaN or inf in the caller's arguments, naming them (not Q, K or V, which the caller never saw).
+
+    As in :func:`attn.attention`, a row of the source sequence that no query may read may hold anything.
+    """
+    for name, arr in ((names[0], X_query), ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        check_finite(name, as_float_array(name, arr, ndim=2))
+    X_source = as_float_array(names[1], X_source, ndim=2)
+    bad = ~np.isfinite(X_source).all(axis=1)  # (T_k,)
+    if bad.any() and mask is not None:
+        T_q = as_float_array(names[0], X_query, ndim=2).shape[0]
+        bad &= check_mask(mask, (T_q, X_source.shape[0])).any(axis=0)  # only the rows some query may read
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{names[1]} must be finite in every row a query may read; {names[1]}[{j}] = {X_source[j]}")
 
 
 def self_attention(X, W_Q, W_K, W_V, mask=None, causal: bool = False, **kwargs) -> Attention:
@@ -79,7 +97,8 @@ def self_attention(X, W_Q, W_K, W_V, mask=None, causal: bool = False, **kwargs) 
     if causal:
         T = as_float_array("X", X, ndim=2).shape[0]
         cm = causal_mask(T)
-        mask = cm if mask is None else cm & np.asarray(mask, dtype=bool)
+        mask = cm if mask is None else cm & check_mask(mask, (T, T))  # refused as attention refuses it: an
+        # additive 0/-inf mask cast to bool would read exactly the keys it was meant to hide
     return _attend(X, X, W_Q, W_K, W_V, mask, ("X", "X"), **kwargs)
 
 
