@@ -66,7 +66,7 @@ def test_widget_controls_drive_the_figure():
     widths = [b.get_width() for b in e.bars]
     assert max(widths) - min(widths) < 0.2  # near uniform at high temperature
     sliders["edit key"].value = 4
-    assert (sliders["kₓ"].value, sliders["k_y"].value) == (1.3, -0.8)
+    assert (sliders["key x"].value, sliders["key y"].value) == (1.3, -0.8)
 
 
 def test_a_refused_value_leaves_the_explorer_unchanged():

@@ -240,7 +240,7 @@ def test_every_control_changes_the_picture_and_numbers(explored, page_name):
         for m in moved:
             assert m["state"], f"{page_name} {e['name']}: moving {m['control']} did not change the state"
             if e["name"] == "weighted_average" and m["control"] == "key":
-                continue  # picks which key the kₓ, k_y sliders edit: the picture stays, the sliders load the key
+                continue  # picks which key the "key x", "key y" sliders edit: the picture stays, the sliders load the key
             assert m["picture"], f"{page_name} {e['name']}: moving {m['control']} did not change the picture"
             assert m["caption"], f"{page_name} {e['name']}: moving {m['control']} left the text alternative as it was"
             assert m["numbers"], f"{page_name} {e['name']}: moving {m['control']} did not change the numbers"

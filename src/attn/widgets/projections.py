@@ -29,7 +29,7 @@ class ProjectionsExplorer(Explorer):
     Four tokens live in the plane (d_model = d_k = d_v = 2), rows of ``X`` (4, 2).
     Left: token ``x_t`` and its query ``q_t = x_t W_Q``, key ``k_t = x_t W_K`` and value ``v_t = x_t W_V``.
     Middle: the weights token t puts on each token, softmax(q_t · k_j / √2), which W_V never touches.
-    Right: the value rows, their convex hull and the output ``o_t = Σ_j a_tj v_j``: only values get here.
+    Right: the value rows, their convex hull and the output ``o_t = Σ_j w_tj v_j``: only values get here.
     """
 
     X = np.array([[1.0, 0.2], [0.3, 1.0], [-0.9, 0.5], [-0.3, -0.9]])  # (T, d_model) = (4, 2)
@@ -110,7 +110,7 @@ class ProjectionsExplorer(Explorer):
         labels = [f"$k_{j + 1}$" for j in range(len(self.X))]
         self.bars = ax_w.barh(labels, np.zeros(len(self.X)), color=TOKEN_COLOURS)
         ax_w.invert_yaxis()
-        ax_w.set(xlim=(0, 1.2), xlabel="weight $a_{tj}$")
+        ax_w.set(xlim=(0, 1.2), xlabel="weight $w_{tj}$")
         self.bar_text = [ax_w.text(0, j, "", va="center", fontsize=9) for j in range(len(self.X))]
 
         ax_v.set_title("values and output: only $V$ gets here", fontsize=10)

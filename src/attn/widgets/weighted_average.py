@@ -32,8 +32,8 @@ class WeightedAverageExplorer(Explorer):
         Control("q1", "q₁", min=-2.0, max=2.0, step=0.01, digits=2),
         Control("q2", "q₂", min=-2.0, max=2.0, step=0.01, digits=2),
         Control("key", "edit key", "choice", options=[("k₁", 1), ("k₂", 2), ("k₃", 3), ("k₄", 4)]),
-        Control("kx", "kₓ", min=-2.0, max=2.0, step=0.01, digits=2),
-        Control("ky", "k_y", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("kx", "key x", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("ky", "key y", min=-2.0, max=2.0, step=0.01, digits=2),
         Control("tau", "τ", "log", min=-1.5, max=1.5, step=0.01),
     ]
 

@@ -41,7 +41,7 @@ const EXPLORER = {
       }, root, 0.1);
       ctx.arrows[name] = {line, label, handle};
     }
-    // middle: the weights a_tj
+    // middle: the weights w_tj
     const bx = scale(0, 1.2, 350, 580);
     ctx.bx = bx;
     const gw = svg("g", {}, root);
@@ -49,7 +49,7 @@ const EXPLORER = {
     svg("line", {x1: bx(0), x2: bx(0), y1: 40, y2: 250, class: "attn-axis"}, gw);
     svg("line", {x1: bx(0), x2: bx(1.2), y1: 250, y2: 250, class: "attn-axis"}, gw);
     axis(gw, bx, [0, 0.25, 0.5, 0.75, 1], {at: 250});
-    svg("text", {x: 465, y: 285, "text-anchor": "middle", class: "attn-tick"}, gw).textContent = "weight a_tj";
+    svg("text", {x: 465, y: 285, "text-anchor": "middle", class: "attn-tick"}, gw).textContent = "weight w_tj";
     ctx.bars = C.map((c, j) => {
       const y = 50 + j * 50;
       svg("text", {x: bx(0) - 6, y: y + 20, "text-anchor": "end", class: "attn-label"}, gw).textContent = `k${j + 1}`;
@@ -78,7 +78,7 @@ const EXPLORER = {
       html("th", {scope: "row"}, tr, label);
       ctx.cells[n] = [1, 2].map(c => html("td", {"data-name": `${n}${c}`}, tr));
     }
-    const p = html("p", {class: "attn-out"}, ctx.numbers, "weights a_tj: ");
+    const p = html("p", {class: "attn-out"}, ctx.numbers, "weights w_tj: ");
     ctx.wcells = C.map((_, j) => {
       if (j) p.appendChild(document.createTextNode(", "));
       p.appendChild(document.createTextNode(`k${j + 1} `));
