@@ -51,7 +51,7 @@ class ScalingExplorer(Explorer):
     Top left: histograms of ``q · k`` and ``q · k / √d_k`` for random unit-variance q, k.
     Top right: a typical query's weights over T = 8 keys (the draw with the median largest weight),
     unscaled and scaled.
-    Bottom: the mean largest weight and the median gradient norm ``‖diag(s) − s sᵀ‖_F`` against d_k,
+    Bottom: the mean largest weight and the median gradient norm ``‖diag(w) − w wᵀ‖_F (w: the weights)`` against d_k,
     with the current d_k marked.
     """
 
