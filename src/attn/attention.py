@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._precision import F64, compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, working_dtype
-from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk, check_scale
+from ._validate import check_attention_inputs, check_qk, check_scale
 from .softmax import softmax_inplace
 
 SCORE_HINT = "; rescale Q or K (dividing either by a power of 2 moves every score by the same factor)"
@@ -20,9 +20,6 @@ class Attention(NamedTuple):
 
     output: np.ndarray  #: (T_q, d_v): row i is the weighted average of the rows of V
     weights: np.ndarray  #: (T_q, T_k): row i holds the weights query i puts on each key
-
-
-_check_qk = check_qk  # kept for callers of the old private name
 
 
 def scores(Q, K, scale: float | None = None) -> np.ndarray:
@@ -64,7 +61,7 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     ----------
     Vaswani et al. (2017), "Attention is all you need", eq. (1).
     """
-    Q, K = _check_qk(Q, K)
+    Q, K = check_qk(Q, K)
     scale = check_scale(scale, Q.shape[1])
     dtype = result_dtype(Q, K)
     S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider
