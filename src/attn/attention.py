@@ -153,7 +153,9 @@ def attention(
     ----------
     Vaswani et al. (2017), "Attention is all you need", eq. (1); masking as in §3.2.3.
     """
-    Q, K, V, mask, empty, tau, dtype = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
+    checked = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
+    Q, K, V, mask, tau = checked.Q, checked.K, checked.V, checked.mask, checked.tau
+    empty, dtype = checked.empty, checked.dtype
 
     scale = check_scale(scale, Q.shape[1])
     S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider
