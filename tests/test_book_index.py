@@ -138,8 +138,7 @@ def test_links_use_the_right_role_and_plain_text(book):
     assert book_index.link(labels["page-a"]) == "{ref}`Page A: Q and K <page-a>`"
     assert book_index.link(labels["practice-own-name"]) == "{ref}`practice-own-name <practice-own-name>`"
     assert book_index.link(labels["eq-inside"]) == "{eq}`eq-inside`"
-    assert book_index.link_if_written(labels, "def-query", "the query") == "{prf:ref}`the query <def-query>`"
-    assert book_index.link_if_written(labels, "prop-three", "Proposition 3") == "Proposition 3"
+    assert book_index.link(labels["def-query"], "the query") == "{prf:ref}`the query <def-query>`"
 
 
 def test_links_markdown_and_summary():

@@ -91,3 +91,63 @@ def test_function_parts():
     assert ITEM.judge("softmax", 3).mistake == "type"
     fb = ITEM.judge("softmax", lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True))
     assert fb.status == NOT_YET
+
+
+def stub_ellipsis(Q, K, V):
+    ...
+
+
+def stub_pass_with_docstring(x):
+    """Return the softmax of x."""
+    pass
+
+
+def stub_docstring_only():
+    "todo"
+
+
+def returns_none_explicitly(x):
+    return None
+
+
+def does_something(x):
+    y = x + 1
+    ...
+    return y
+
+
+def test_is_stub_reads_the_function_body_from_its_source():
+    from attn.grading.run import is_stub
+
+    assert is_stub(stub_ellipsis) and is_stub(stub_pass_with_docstring) and is_stub(stub_docstring_only)
+    assert not is_stub(returns_none_explicitly)  # written by the learner: "returned None", not "not tried"
+    assert not is_stub(does_something)
+    assert is_stub(lambda x: None) and not is_stub(lambda x: x) and not is_stub(lambda x: ...)
+    assert not is_stub(np.sum) and not is_stub(42)
+
+    def nested(a, b=2):
+        ...
+    assert is_stub(nested)
+
+
+def test_is_stub_without_source_compares_with_an_empty_function():
+    from attn.grading.run import is_stub
+
+    ns = {}
+    exec(compile('def f(x):\n    ...\n\ndef d(x):\n    "doc"\n\ndef g(x):\n    return x + 1\n\n'
+                 'def n(x):\n    return None\n\ndef s(x):\n    return "text"\n', "<no source>", "exec"), ns)
+    assert is_stub(ns["f"]) and is_stub(ns["d"])
+    assert not is_stub(ns["g"]) and not is_stub(ns["s"])
+
+
+def test_is_stub_in_a_notebook_kernel():
+    import jupytext
+    import nbclient
+
+    nb = jupytext.reads(
+        "```{code-cell} ipython3\ndef attend(Q, K, V):\n    ...\n\ndef softmax(x):\n    return x\n"
+        "\nfrom attn.grading.run import is_stub\nprint(is_stub(attend), is_stub(softmax))\n```\n",
+        fmt="md:myst")
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    assert nb.cells[0].outputs[0]["text"].strip() == "True False"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import operator
 from numbers import Real
+from typing import NamedTuple
 
 import numpy as np
 
@@ -119,16 +120,28 @@ def check_qk(Q, K) -> tuple[np.ndarray, np.ndarray]:
     return Q, K
 
 
-def check_attention_inputs(Q, K, V, mask, tau, empty_rows):
+class AttentionInputs(NamedTuple):
+    """The checked inputs of one attention call (what :func:`check_attention_inputs` returns)."""
+
+    Q: np.ndarray  #: (T_q, d_k), float
+    K: np.ndarray  #: (T_k, d_k), float; rows no query may read that held NaN/inf are zeros (a copy)
+    V: np.ndarray  #: (T_k, d_v), float; likewise
+    mask: np.ndarray | None  #: bool (T_q, T_k), or None: every key readable, no (T_q, T_k) array built
+    empty: np.ndarray  #: bool (T_q,): the queries that may read no key
+    tau: float  #: the temperature τ
+    dtype: np.dtype  #: the dtype of the result
+
+
+def check_attention_inputs(Q, K, V, mask, tau, empty_rows) -> AttentionInputs:
     """Every check that :func:`attn.attention` and :func:`attn.blocked_attention` share.
 
-    Returns ``(Q, K, V, mask, empty, tau, dtype)``: float matrices Q (T_q, d_k),
-    K (T_k, d_k), V (T_k, d_v); ``mask`` a bool (T_q, T_k) array or ``None``
-    (everything readable; no (T_q, T_k) array is built, so a blocked caller
-    stays O(T) in memory); ``empty`` a bool (T_q,) vector of the queries that may
-    read no key; τ as a float; the result dtype. Key/value rows holding NaN or inf
-    that no query may read are replaced by zeros (in a copy). Raises the errors
-    documented in :func:`attn.attention`.
+    Returns an :class:`AttentionInputs`: float matrices Q (T_q, d_k), K (T_k, d_k),
+    V (T_k, d_v); ``mask`` a bool (T_q, T_k) array or ``None`` (everything readable;
+    no (T_q, T_k) array is built, so a blocked caller stays O(T) in memory);
+    ``empty`` a bool (T_q,) vector of the queries that may read no key; τ as a
+    float; the result dtype. Key/value rows holding NaN or inf that no query may
+    read are replaced by zeros (in a copy). Raises the errors documented in
+    :func:`attn.attention`.
     """
     if empty_rows not in EMPTY_ROW_POLICIES:
         raise ValueError(f"empty_rows must be one of {EMPTY_ROW_POLICIES}; got {empty_rows!r}")
@@ -170,7 +183,7 @@ def check_attention_inputs(Q, K, V, mask, tau, empty_rows):
             )
         K = np.where(bad[:, None], 0, K)
         V = np.where(bad[:, None], 0, V)
-    return Q, K, V, mask, empty, tau, dtype
+    return AttentionInputs(Q, K, V, mask, empty, tau, dtype)
 
 
 def check_count(name: str, n) -> int:

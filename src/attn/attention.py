@@ -10,7 +10,7 @@ import numpy as np
 
 from ._precision import (compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, wide_dtype,
                          working_dtype)
-from ._validate import EMPTY_ROW_POLICIES, check_attention_inputs, check_qk, check_scale
+from ._validate import check_attention_inputs, check_qk, check_scale
 from .softmax import softmax_inplace
 
 SCORE_HINT = "; rescale Q or K (dividing either by a power of 2 moves every score by the same factor)"
@@ -21,9 +21,6 @@ class Attention(NamedTuple):
 
     output: np.ndarray  #: (T_q, d_v): row i is the weighted average of the rows of V
     weights: np.ndarray  #: (T_q, T_k): row i holds the weights query i puts on each key
-
-
-_check_qk = check_qk  # kept for callers of the old private name
 
 
 def scores(Q, K, scale: float | None = None) -> np.ndarray:
@@ -65,7 +62,7 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     ----------
     Vaswani et al. (2017), "Attention is all you need", eq. (1).
     """
-    Q, K = _check_qk(Q, K)
+    Q, K = check_qk(Q, K)
     scale = check_scale(scale, Q.shape[1])
     dtype = result_dtype(Q, K)
     S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider
@@ -157,7 +154,9 @@ def attention(
     ----------
     Vaswani et al. (2017), "Attention is all you need", eq. (1); masking as in §3.2.3.
     """
-    Q, K, V, mask, empty, tau, dtype = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
+    checked = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
+    Q, K, V, mask, tau = checked.Q, checked.K, checked.V, checked.mask, checked.tau
+    empty, dtype = checked.empty, checked.dtype
 
     scale = check_scale(scale, Q.shape[1])
     S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider

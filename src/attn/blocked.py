@@ -125,7 +125,9 @@ def blocked_attention(
     Dao et al. (2022), "FlashAttention: fast and memory-efficient exact attention
     with IO-awareness", Alg. 1; Vaswani et al. (2017), eq. (1).
     """
-    Q, K, V, mask, empty, tau, dtype = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
+    checked = check_attention_inputs(Q, K, V, mask, tau, empty_rows)
+    Q, K, V, mask, tau = checked.Q, checked.K, checked.V, checked.mask, checked.tau
+    dtype = checked.dtype
     block_size = check_count("block_size", block_size)
     if query_block_size is not None:
         query_block_size = check_count("query_block_size", query_block_size)

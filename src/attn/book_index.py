@@ -32,7 +32,6 @@ __all__ = [
     "find_root",
     "labels_in_text",
     "link",
-    "link_if_written",
     "links_markdown",
     "progress",
     "summary_markdown",
@@ -292,16 +291,6 @@ def link(label: Label, text: str | None = None) -> str:
     if label.role == "eq":
         return f"{{eq}}`{label.name}`"
     return f"{{{label.role}}}`{text} <{label.name}>`"
-
-
-def link_if_written(labels: dict[str, Label], name: str, text: str) -> str:
-    """A link to label ``name`` with ``text`` if the book has it yet; otherwise ``text`` alone.
-
-    For forward references to pages still being written: glue the result as
-    ``Markdown`` and paste it with ``{glue:md}`key:myst```; the strict build
-    never meets a link to a missing label, and the link appears once the label does.
-    """
-    return link(labels[name], text) if name in labels else _plain(text)
 
 
 def links_markdown(found: tuple[Label, ...] | list[Label], missing: int = 0) -> str:

@@ -582,8 +582,9 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     """
     from ._validate import check_attention_inputs
 
-    Q, K, V, _, _, tau, _ = check_attention_inputs(Q, K, V, None, tau, "raise")
-    Q, K, V = (x.astype(F64) for x in (Q, K, V))
+    checked = check_attention_inputs(Q, K, V, None, tau, "raise")
+    Q, K, V = (x.astype(F64) for x in (checked.Q, checked.K, checked.V))
+    tau = checked.tau
     T_q, d_k = Q.shape
     T_k, d_v = V.shape
     c = check_scale(scale, d_k) / tau
