@@ -11,7 +11,6 @@ import numpy as np
 
 import attn
 
-from types import SimpleNamespace
 
 from . import answers as _answers
 from .items import Item, Mistake, Part, register
