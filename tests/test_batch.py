@@ -233,6 +233,42 @@ def test_a_short_hand_over_never_passes_the_missing_tests():
     assert verdict["status"] == "not yet" and f"test 2 of {len(cases)}" in verdict["message"]
 
 
+def test_a_variant_is_judged_against_the_seed_its_answers_follow_not_the_last_one_made():
+    """Answers for ``v = variant("V01", 0)``, then ``variant("V01", 3)`` made to look at: right, for seed 0. Any
+    seed is the learner's own choice; answers right for none of them stay wrong."""
+    from attn.grading import get_item
+    from attn.grading.runner import collect, grade
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (
+        'v = variant("V01", seed)', "scores = ...", 'other = variant("V01", 3)  # another set, to look at',
+        'v.check("scores")')])
+    spec = batch.items_in(nb)
+    assert spec == {"V01": 3}  # the literal: not the seed the answers follow
+
+    def hand_over(answers, held):
+        return {"values": {k: collect.encode(np.asarray(a)) for k, a in answers.items()}, "functions": {},
+                "variants": [["V01", s] for s in held]}
+
+    right0 = get_item("V01").expected(0)
+    data = hand_over(right0, [0, 3])
+    judged = grade._judge_best_seed(spec, grade._seed_candidates(spec, grade.seeds_in(nb), data), data)["V01"]
+    assert judged["seed"] == 0 and [p["status"] for p in judged["parts"]] == ["correct"] * 3
+    wrong = {k: np.asarray(a) + 1.0 for k, a in right0.items()}
+    data = hand_over(wrong, [0, 3])
+    judged = grade._judge_best_seed(spec, grade._seed_candidates(spec, grade.seeds_in(nb), data), data)["V01"]
+    assert judged["seed"] == 0 and all(p["status"] == "not yet" for p in judged["parts"])  # the first made: v
+    many = hand_over(right0, list(range(1, 1000)))  # thousands of variants cost no more than a few
+    assert len(grade._seed_candidates(spec, {}, many)["V01"]) == grade.MAX_SEEDS
+
+
+def test_names_a_reader_cannot_tell_apart_are_duplicates():
+    from attn.grading.runner.rows import flag_duplicates
+
+    names = ["bob", "Bob", "\uff42\uff4f\uff42", "bob\u200b", "\u202ebob", "alice", "ali ce"]
+    rows = flag_duplicates([{"learner": n, "item": "B01", "file": f"{i}.md", "flags": ""} for i, n in enumerate(names)])
+    assert [r["flags"] for r in rows] == ["duplicate"] * 5 + ["", ""]
+
+
 def test_csv_cells_are_neutralised():
     from attn.grading.runner.rows import neutralise
 
@@ -354,6 +390,14 @@ def test_flags_are_read_from_the_code():
         "reads_expected"]
     assert flags(nb("ns = get_item('B01').context()"), set()) == ["reads_expected"]
     assert flags(nb('check("B01")  # the learner\'s own check is fine'), set()) == []
+    # attn's own function handed in as the answer, without a def
+    assert flags(nb("import attn\nsoftmax = attn.softmax"), {"softmax"}) == ["uses_attn_in:softmax"]
+    assert flags(nb("from attn import attention as scaled_dot_product_attention"),
+                 {"scaled_dot_product_attention"}) == ["uses_attn_in:scaled_dot_product_attention"]
+    assert flags(nb("import attn as a\nsoftmax = lambda x, tau=1.0: a.softmax(x, tau)"), {"softmax"}) == [
+        "uses_attn_in:softmax"]
+    assert flags(nb("import attn\nmask = attn.causal_mask(4)", "def softmax(x, tau=1.0):\n    return x"),
+                 {"softmax"}) == []
 
 
 def _joined(pages) -> Path:

@@ -29,6 +29,13 @@ def nfc(name: str) -> str:
     return unicodedata.normalize("NFC", str(name)).strip()
 
 
+def name_key(name: str) -> str:
+    """Names a reader cannot tell apart compare equal: compatibility forms (fullwidth ``ｂｏｂ``), case, and
+    invisible characters (zero-width spaces, bidirectional controls: Unicode category Cf) ignored."""
+    text = unicodedata.normalize("NFKC", str(name))
+    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split()).casefold()
+
+
 def read_notebook(path: Path):
     """``(notebook, notes)``: the nbformat notebook at ``path`` and what reading it needed; or raise NotNotebook."""
     import jupytext
@@ -84,6 +91,19 @@ def items_in(nb) -> dict:
         for m in _CHECK_SEED_RE.finditer(src):
             spec[m[1].upper()] = int(m[2])
     return spec
+
+
+def seeds_in(nb) -> dict:
+    """``{item_id: [seed, ...]}``: every literal seed the code gives an item, in order (``variant("V01", 3)``,
+    ``check("V01", ..., seed=3)``); a notebook may make several variants, and not only the one it answers."""
+    seeds: dict = {}
+    for src in code_cells(nb):
+        found = [(m.start(), m[1], m[2]) for m in _VARIANT_RE.finditer(src) if m[2] and m[2].isdigit()]
+        found += [(m.start(), m[1], m[2]) for m in _CHECK_SEED_RE.finditer(src)]
+        for _, item, seed in sorted(found):
+            if int(seed) not in seeds.setdefault(item.upper(), []):
+                seeds[item.upper()].append(int(seed))
+    return seeds
 
 
 def _is_grader_call(node: ast.stmt) -> bool:
@@ -178,6 +198,17 @@ def flags(nb, function_parts: set) -> list[str]:
         except SyntaxError:
             continue
     modules, objects = _attn_names(trees)
+    for tree in trees:  # the part bound to attn's own object: softmax = attn.softmax, from attn import softmax
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "attn":
+                out += [f"uses_attn_in:{a.asname or a.name}" for a in node.names
+                        if (a.asname or a.name) in function_parts]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                bound = {n.id for t in getattr(node, "targets", [getattr(node, "target", None)])
+                         for n in ast.walk(t) if isinstance(n, ast.Name)} & function_parts
+                if bound and any(isinstance(n, ast.Name) and (n.id in modules or n.id in objects)
+                                 for n in ast.walk(node.value)):
+                    out += [f"uses_attn_in:{name}" for name in bound]
     for tree in trees:
         for node in tree.body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name not in function_parts:
