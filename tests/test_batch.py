@@ -269,6 +269,28 @@ def test_names_a_reader_cannot_tell_apart_are_duplicates():
     assert [r["flags"] for r in rows] == ["duplicate"] * 5 + ["", ""]
 
 
+def test_answers_too_large_to_hand_over_are_a_crash_that_says_so_not_a_silent_not_tried(monkeypatch):
+    """Three 1000 x 1000 answers exceed the hand-over's cap: the kernel sends only ``{"error": ...}``. The row
+    once read "not tried" with no message, as if the learner had answered nothing."""
+    from attn.grading.runner import grade
+    from attn.grading.runner.kernel import CellResult
+
+    class TooMuch:  # a kernel whose last cell hands over the error the kernel side prints when over the cap
+        def __init__(self, **kw): ...
+        def start(self): ...
+        def close(self): ...
+        def execute(self, code, timeout, keep_stdout=False, keep_limit=0):
+            nonce = re.search(r"ATTN[0-9a-f]{32}", code)
+            out = nonce[0] + json.dumps({"error": "the answers are too large to hand over"}) if keep_stdout else ""
+            return CellResult(status="ok", stdout="\n" + out + "\n")
+
+    monkeypatch.setattr(grade, "Kernel", TooMuch)
+    from attn.grading.runner import collect
+    data, notes, crash = grade.run_cells(["scores = 1"], collect.request({"scores"}, {}), 5, 20, 5, False,
+                                         grade.Limits())
+    assert data is None and crash == "the answers could not be handed over (the answers are too large to hand over)"
+
+
 def test_csv_cells_are_neutralised():
     from attn.grading.runner.rows import neutralise
 

@@ -183,6 +183,10 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
             r = kernel.execute(collect.cell_source(req), grade_timeout, keep_stdout=True,
                                keep_limit=collect.LIMITS["total"] + 2**16)
             data = collect.parse(r.stdout, req["nonce"])
+            if data is not None and not isinstance(data.get("values"), dict):  # {"error": "... too large ..."}
+                why = data.get("error")
+                crash = "the answers could not be handed over" + (f" ({str(why)[:200]})" if why else "")
+                return None, notes, crash
             if data is None:
                 crash = ("the kernel died while handing the answers over" if r.status in ("killed", "dead")
                          else "the answers could not be handed over" + (f" ({r.ename}: {r.evalue})" if r.ename else ""))
