@@ -64,6 +64,30 @@ def test_bad_files_get_a_row_saying_so(name, status):
     assert [r["status"] for r in rows] == [status] and rows[0]["message"]
 
 
+def test_a_link_to_a_device_or_a_named_pipe_never_hangs_the_grader(tmp_path):
+    """A link to /dev/zero among the submissions was read whole to key the journal (gigabytes of memory, no end);
+    a named pipe named on the command line blocked the read. Neither is read now, and each gets its row."""
+    import os
+    import threading
+
+    from attn.grading.runner import cli
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "zero.md").symlink_to("/dev/zero")
+    os.mkfifo(folder / "pipe.md")
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(
+        keys=[cli._key(p) for p, _ in cli.expand([folder])] + [cli._key(folder / "pipe.md")],
+        rows=batch.grade_file(folder / "pipe.md", sandboxed=False)), daemon=True)
+    worker.start()
+    worker.join(10)  # (short: a regression reads /dev/zero into memory while it waits)
+    assert not worker.is_alive(), "the grader hung on a link to /dev/zero or on a named pipe"
+    assert done["keys"][0].endswith("#link:" + __import__("hashlib").sha256(b"/dev/zero").hexdigest()[:20])
+    assert done["keys"][1].endswith("#special")
+    assert [r["status"] for r in done["rows"]] == ["not a notebook"] and "regular file" in done["rows"][0]["message"]
+
+
 # ----------------------------------------------------------------------------- the command line on every sample
 def _tree(folder: Path) -> dict:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import stat
 import unicodedata
 from pathlib import Path
 
@@ -48,7 +49,10 @@ def read_notebook(path: Path):
     if suffix != path.suffix:
         notes.append(f"read as {suffix} (the file name says {path.suffix})")
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a named pipe or a device would block the read or never end
+            raise NotNotebook("not a notebook: not a regular file (a named pipe, a device or a folder)")
+        size = st.st_size
         if size > MAX_BYTES:
             raise NotNotebook(f"the file is {size / 2**20:.0f} MB; notebooks over {MAX_BYTES // 2**20} MB are not read")
         raw = path.read_bytes()
