@@ -58,7 +58,8 @@ def test_the_learner_is_the_stem_the_folder_or_the_metadata(tmp_path):
 
 
 @pytest.mark.parametrize("name, status", [("notes.txt", "not a notebook"), ("empty.md", "empty"),
-                                          ("broken.ipynb", "not a notebook")])
+                                          ("broken.ipynb", "not a notebook"),
+                                          ("attacks/yaml-bomb.md", "not a notebook")])  # never expanded
 def test_bad_files_get_a_row_saying_so(name, status):
     rows = batch.grade_file(SUBMISSIONS / name)
     assert [r["status"] for r in rows] == [status] and rows[0]["message"]

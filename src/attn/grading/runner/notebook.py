@@ -67,6 +67,9 @@ def read_notebook(path: Path):
             raise NotNotebook("not a notebook: the file is binary") from None
         text = raw.decode("latin-1")
         notes.append("the file is not UTF-8; read as Latin-1")
+    if suffix == ".md" and _yaml_aliases(text):
+        raise NotNotebook("not a notebook: its YAML (the header or a cell's options) uses aliases (*name), "
+                          "which could expand to billions of entries")
     try:
         if suffix == ".ipynb":
             nb = nbformat.reads(text, as_version=4)
@@ -77,6 +80,31 @@ def read_notebook(path: Path):
         first = str(exc).splitlines()[0][:120] if str(exc) else ""
         raise NotNotebook(f"not a notebook ({type(exc).__name__}: {first})") from None
     return nb, notes
+
+
+_CELL_OPTIONS_RE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[ \t]*\{code-cell\}[^\n]*\n"
+                              r"(?:[ \t]*---[ \t]*\n(.*?)^[ \t]*---[ \t]*$|((?:[ \t]*:[^\n]*\n)+))", re.M | re.S)
+
+
+def _yaml_aliases(text: str) -> bool:
+    """Whether the YAML jupytext would read (the front matter, a code cell's options) uses an alias: a few lines
+    of ``&a [*b, *b, ...]`` expand to billions of entries when the notebook is built (a "billion laughs")."""
+    import yaml
+
+    blocks = [m[1] if m[1] is not None else m[2] for m in _CELL_OPTIONS_RE.finditer(text)]
+    head = text.lstrip()
+    if head.startswith("---"):
+        end = re.search(r"^---[ \t]*$", head[3:], re.M)
+        blocks.append(head[3:end.start() + 3] if end else head[3:])
+    for block in blocks:
+        if "&" not in block or "*" not in block:  # an alias (*a) needs an anchor (&a) in the same block
+            continue
+        try:
+            if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(block, Loader=yaml.SafeLoader)):
+                return True
+        except yaml.YAMLError:
+            continue
+    return False
 
 
 def code_cells(nb) -> list[str]:
