@@ -58,10 +58,35 @@ def test_the_learner_is_the_stem_the_folder_or_the_metadata(tmp_path):
 
 
 @pytest.mark.parametrize("name, status", [("notes.txt", "not a notebook"), ("empty.md", "empty"),
-                                          ("broken.ipynb", "not a notebook")])
+                                          ("broken.ipynb", "not a notebook"),
+                                          ("attacks/yaml-bomb.md", "not a notebook")])  # never expanded
 def test_bad_files_get_a_row_saying_so(name, status):
     rows = batch.grade_file(SUBMISSIONS / name)
     assert [r["status"] for r in rows] == [status] and rows[0]["message"]
+
+
+def test_a_link_to_a_device_or_a_named_pipe_never_hangs_the_grader(tmp_path):
+    """A link to /dev/zero among the submissions was read whole to key the journal (gigabytes of memory, no end);
+    a named pipe named on the command line blocked the read. Neither is read now, and each gets its row."""
+    import os
+    import threading
+
+    from attn.grading.runner import cli
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "zero.md").symlink_to("/dev/zero")
+    os.mkfifo(folder / "pipe.md")
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(
+        keys=[cli._key(p) for p, _ in cli.expand([folder])] + [cli._key(folder / "pipe.md")],
+        rows=batch.grade_file(folder / "pipe.md", sandboxed=False)), daemon=True)
+    worker.start()
+    worker.join(10)  # (short: a regression reads /dev/zero into memory while it waits)
+    assert not worker.is_alive(), "the grader hung on a link to /dev/zero or on a named pipe"
+    assert done["keys"][0].endswith("#link:" + __import__("hashlib").sha256(b"/dev/zero").hexdigest()[:20])
+    assert done["keys"][1].endswith("#special")
+    assert [r["status"] for r in done["rows"]] == ["not a notebook"] and "regular file" in done["rows"][0]["message"]
 
 
 # ----------------------------------------------------------------------------- the command line on every sample
@@ -233,6 +258,64 @@ def test_a_short_hand_over_never_passes_the_missing_tests():
     assert verdict["status"] == "not yet" and f"test 2 of {len(cases)}" in verdict["message"]
 
 
+def test_a_variant_is_judged_against_the_seed_its_answers_follow_not_the_last_one_made():
+    """Answers for ``v = variant("V01", 0)``, then ``variant("V01", 3)`` made to look at: right, for seed 0. Any
+    seed is the learner's own choice; answers right for none of them stay wrong."""
+    from attn.grading import get_item
+    from attn.grading.runner import collect, grade
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (
+        'v = variant("V01", seed)', "scores = ...", 'other = variant("V01", 3)  # another set, to look at',
+        'v.check("scores")')])
+    spec = batch.items_in(nb)
+    assert spec == {"V01": 3}  # the literal: not the seed the answers follow
+
+    def hand_over(answers, held):
+        return {"values": {k: collect.encode(np.asarray(a)) for k, a in answers.items()}, "functions": {},
+                "variants": [["V01", s] for s in held]}
+
+    right0 = get_item("V01").expected(0)
+    data = hand_over(right0, [0, 3])
+    judged = grade._judge_best_seed(spec, grade._seed_candidates(spec, grade.seeds_in(nb), data), data)["V01"]
+    assert judged["seed"] == 0 and [p["status"] for p in judged["parts"]] == ["correct"] * 3
+    wrong = {k: np.asarray(a) + 1.0 for k, a in right0.items()}
+    data = hand_over(wrong, [0, 3])
+    judged = grade._judge_best_seed(spec, grade._seed_candidates(spec, grade.seeds_in(nb), data), data)["V01"]
+    assert judged["seed"] == 0 and all(p["status"] == "not yet" for p in judged["parts"])  # the first made: v
+    many = hand_over(right0, list(range(1, 1000)))  # thousands of variants cost no more than a few
+    assert len(grade._seed_candidates(spec, {}, many)["V01"]) == grade.MAX_SEEDS
+
+
+def test_names_a_reader_cannot_tell_apart_are_duplicates():
+    from attn.grading.runner.rows import flag_duplicates
+
+    names = ["bob", "Bob", "\uff42\uff4f\uff42", "bob\u200b", "\u202ebob", "alice", "ali ce"]
+    rows = flag_duplicates([{"learner": n, "item": "B01", "file": f"{i}.md", "flags": ""} for i, n in enumerate(names)])
+    assert [r["flags"] for r in rows] == ["duplicate"] * 5 + ["", ""]
+
+
+def test_answers_too_large_to_hand_over_are_a_crash_that_says_so_not_a_silent_not_tried(monkeypatch):
+    """Three 1000 x 1000 answers exceed the hand-over's cap: the kernel sends only ``{"error": ...}``. The row
+    once read "not tried" with no message, as if the learner had answered nothing."""
+    from attn.grading.runner import grade
+    from attn.grading.runner.kernel import CellResult
+
+    class TooMuch:  # a kernel whose last cell hands over the error the kernel side prints when over the cap
+        def __init__(self, **kw): ...
+        def start(self): ...
+        def close(self): ...
+        def execute(self, code, timeout, keep_stdout=False, keep_limit=0):
+            nonce = re.search(r"ATTN[0-9a-f]{32}", code)
+            out = nonce[0] + json.dumps({"error": "the answers are too large to hand over"}) if keep_stdout else ""
+            return CellResult(status="ok", stdout="\n" + out + "\n")
+
+    monkeypatch.setattr(grade, "Kernel", TooMuch)
+    from attn.grading.runner import collect
+    data, notes, crash = grade.run_cells(["scores = 1"], collect.request({"scores"}, {}), 5, 20, 5, False,
+                                         grade.Limits())
+    assert data is None and crash == "the answers could not be handed over (the answers are too large to hand over)"
+
+
 def test_csv_cells_are_neutralised():
     from attn.grading.runner.rows import neutralise
 
@@ -354,6 +437,14 @@ def test_flags_are_read_from_the_code():
         "reads_expected"]
     assert flags(nb("ns = get_item('B01').context()"), set()) == ["reads_expected"]
     assert flags(nb('check("B01")  # the learner\'s own check is fine'), set()) == []
+    # attn's own function handed in as the answer, without a def
+    assert flags(nb("import attn\nsoftmax = attn.softmax"), {"softmax"}) == ["uses_attn_in:softmax"]
+    assert flags(nb("from attn import attention as scaled_dot_product_attention"),
+                 {"scaled_dot_product_attention"}) == ["uses_attn_in:scaled_dot_product_attention"]
+    assert flags(nb("import attn as a\nsoftmax = lambda x, tau=1.0: a.softmax(x, tau)"), {"softmax"}) == [
+        "uses_attn_in:softmax"]
+    assert flags(nb("import attn\nmask = attn.causal_mask(4)", "def softmax(x, tau=1.0):\n    return x"),
+                 {"softmax"}) == []
 
 
 def _joined(pages) -> Path:

@@ -4,7 +4,8 @@
 2. Its items are those its code names (``check("E01", ...)``, ``hint``,
    ``variant("V01", seed)``); ``--items`` overrides. A variant's seed is read
    from the ``Variant`` objects the notebook made (``variant("V01", seed)``
-   with a variable) or from a literal in the code.
+   with a variable) and from the literals in the code; when there are several,
+   the answers are judged against the one they fit best.
 3. The learner's own ``check``/``hint``/``progress`` statements are removed;
    the other cells run in order in a fresh sandboxed kernel, each with a time
    limit. A cell that raises or is interrupted at its limit is noted and the
@@ -22,8 +23,8 @@ from pathlib import Path
 
 from . import collect
 from .kernel import Kernel
-from .notebook import (NotNotebook, assigned_names, claimed_name, code_cells, flags, items_in, own_name,
-                       read_notebook, strip_grader_calls)
+from .notebook import (NotNotebook, assigned_names, claimed_name, code_cells, flags, items_in, name_key,
+                       own_name, read_notebook, seeds_in, strip_grader_calls)
 from .rows import make_row
 from .sandbox import Limits
 
@@ -62,6 +63,56 @@ def _function_jobs(spec: dict) -> tuple[set, dict]:
             if part.kind == "function" and not (item.seeded and seed is None):  # (no variant has one today)
                 functions[part.name] = {"cases": item.cases(part.name, seed), "seconds": part.seconds}
     return names, functions
+
+
+MAX_SEEDS = 16  # seeds tried per variant item (a notebook making thousands of variants costs no more)
+
+
+def _seed_candidates(spec: dict, literal: dict, data) -> dict:
+    """``{item_id: [seed, ...]}``, the seeds an item's answers may follow: those of the ``Variant`` objects the
+    notebook holds at the end (in the order it made them), then every literal seed in its code. A learner who
+    answers ``v = variant("V01", 0)`` and then looks at ``variant("V01", 3)`` answered seed 0, not 3."""
+    held: dict = {}
+    for v in (data or {}).get("variants", []) if isinstance(data, dict) else []:
+        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int) and v[1] >= 0:
+            held.setdefault(v[0].upper(), []).append(v[1])
+    out = {}
+    for item_id, seed in spec.items():
+        if seed is not None and _has_function_part(item_id):  # its cases were computed for this seed
+            out[item_id] = [seed]
+            continue
+        found = held.get(item_id, []) + literal.get(item_id, []) + ([seed] if seed is not None else [])
+        out[item_id] = list(dict.fromkeys(found))[:MAX_SEEDS]
+    return out
+
+
+def _has_function_part(item_id: str) -> bool:
+    from ..items import get_item
+
+    try:
+        return any(p.kind == "function" for p in get_item(item_id).parts)
+    except KeyError:
+        return False
+
+
+def _judge_best_seed(spec: dict, seeds: dict, data) -> dict:
+    """Each item judged against the seed its answers fit best (most parts correct; on a tie, the first candidate).
+    Every seed is the learner's free choice, so this credits nothing a right answer for some seed would not."""
+    judged = collect.judge_items({k: (seeds.get(k) or [None])[0] for k in spec}, data)
+    for item_id, candidates in seeds.items():
+        if len(candidates) < 2 or "parts" not in judged.get(item_id, {}):
+            continue
+
+        def n_correct(g):
+            return sum(p["status"] == "correct" for p in g.get("parts", []))
+
+        best = judged[item_id]
+        for seed in candidates[1:]:
+            g = collect.judge_items({item_id: seed}, data)[item_id]
+            if n_correct(g) > n_correct(best):
+                best = g
+        judged[item_id] = best
+    return judged
 
 
 def _replay(kernel: Kernel, cells: list[str], upto: int, skip: set, cell_timeout: float, wall: float,
@@ -132,6 +183,10 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
             r = kernel.execute(collect.cell_source(req), grade_timeout, keep_stdout=True,
                                keep_limit=collect.LIMITS["total"] + 2**16)
             data = collect.parse(r.stdout, req["nonce"])
+            if data is not None and not isinstance(data.get("values"), dict):  # {"error": "... too large ..."}
+                why = data.get("error")
+                crash = "the answers could not be handed over" + (f" ({str(why)[:200]})" if why else "")
+                return None, notes, crash
             if data is None:
                 crash = ("the kernel died while handing the answers over" if r.status in ("killed", "dead")
                          else "the answers could not be handed over" + (f" ({r.ename}: {r.evalue})" if r.ename else ""))
@@ -165,7 +220,7 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
         return [make_row(learner, file, status=status, message=str(exc))]
     claimed = claimed_name(nb)
     row_flags = []
-    if claimed and claimed.casefold() != learner.casefold():
+    if claimed and name_key(claimed) != name_key(learner):
         row_flags.append("claims_other_learner")
     if read_notes:
         row_flags.append("encoding" if any("Latin-1" in n for n in read_notes) else "suffix")
@@ -182,11 +237,7 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
     cells = [s for s in (strip_grader_calls(c) for c in code_cells(nb)) if s.strip()]
     req = collect.request(names, functions)
     data, notes, crash = run_cells(cells, req, cell_timeout, wall, grade_timeout, sandboxed, limits or Limits())
-    for v in (data or {}).get("variants", []) if isinstance(data, dict) else []:
-        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int):
-            item_id = v[0].upper()
-            if item_id in spec and spec[item_id] is None and v[1] >= 0:
-                spec[item_id] = v[1]
+    seeds = _seed_candidates(spec, seeds_in(nb), data)
     note_text = "; ".join(f"cell {n['cell']} {n['error']}" for n in notes)
     prefix = "; ".join(read_notes)
     if data is None:
@@ -202,7 +253,7 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
             mine = set()
         return row_flags + [f for f in code_flags if f in mine]
 
-    for item_id, g in collect.judge_items(spec, data).items():
+    for item_id, g in _judge_best_seed(spec, seeds, data).items():
         if "error" in g:
             rows.append(make_row(learner, file, item_id, g.get("title", ""), "error", g["error"], flags=item_flags(item_id),
                                  notes=notes, **base))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import stat
 import unicodedata
 from pathlib import Path
 
@@ -29,6 +30,13 @@ def nfc(name: str) -> str:
     return unicodedata.normalize("NFC", str(name)).strip()
 
 
+def name_key(name: str) -> str:
+    """Names a reader cannot tell apart compare equal: compatibility forms (fullwidth ``ｂｏｂ``), case, and
+    invisible characters (zero-width spaces, bidirectional controls: Unicode category Cf) ignored."""
+    text = unicodedata.normalize("NFKC", str(name))
+    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf").split()).casefold()
+
+
 def read_notebook(path: Path):
     """``(notebook, notes)``: the nbformat notebook at ``path`` and what reading it needed; or raise NotNotebook."""
     import jupytext
@@ -41,7 +49,10 @@ def read_notebook(path: Path):
     if suffix != path.suffix:
         notes.append(f"read as {suffix} (the file name says {path.suffix})")
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a named pipe or a device would block the read or never end
+            raise NotNotebook("not a notebook: not a regular file (a named pipe, a device or a folder)")
+        size = st.st_size
         if size > MAX_BYTES:
             raise NotNotebook(f"the file is {size / 2**20:.0f} MB; notebooks over {MAX_BYTES // 2**20} MB are not read")
         raw = path.read_bytes()
@@ -56,6 +67,9 @@ def read_notebook(path: Path):
             raise NotNotebook("not a notebook: the file is binary") from None
         text = raw.decode("latin-1")
         notes.append("the file is not UTF-8; read as Latin-1")
+    if suffix == ".md" and _yaml_aliases(text):
+        raise NotNotebook("not a notebook: its YAML (the header or a cell's options) uses aliases (*name), "
+                          "which could expand to billions of entries")
     try:
         if suffix == ".ipynb":
             nb = nbformat.reads(text, as_version=4)
@@ -66,6 +80,31 @@ def read_notebook(path: Path):
         first = str(exc).splitlines()[0][:120] if str(exc) else ""
         raise NotNotebook(f"not a notebook ({type(exc).__name__}: {first})") from None
     return nb, notes
+
+
+_CELL_OPTIONS_RE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[ \t]*\{code-cell\}[^\n]*\n"
+                              r"(?:[ \t]*---[ \t]*\n(.*?)^[ \t]*---[ \t]*$|((?:[ \t]*:[^\n]*\n)+))", re.M | re.S)
+
+
+def _yaml_aliases(text: str) -> bool:
+    """Whether the YAML jupytext would read (the front matter, a code cell's options) uses an alias: a few lines
+    of ``&a [*b, *b, ...]`` expand to billions of entries when the notebook is built (a "billion laughs")."""
+    import yaml
+
+    blocks = [m[1] if m[1] is not None else m[2] for m in _CELL_OPTIONS_RE.finditer(text)]
+    head = text.lstrip()
+    if head.startswith("---"):
+        end = re.search(r"^---[ \t]*$", head[3:], re.M)
+        blocks.append(head[3:end.start() + 3] if end else head[3:])
+    for block in blocks:
+        if "&" not in block or "*" not in block:  # an alias (*a) needs an anchor (&a) in the same block
+            continue
+        try:
+            if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(block, Loader=yaml.SafeLoader)):
+                return True
+        except yaml.YAMLError:
+            continue
+    return False
 
 
 def code_cells(nb) -> list[str]:
@@ -84,6 +123,19 @@ def items_in(nb) -> dict:
         for m in _CHECK_SEED_RE.finditer(src):
             spec[m[1].upper()] = int(m[2])
     return spec
+
+
+def seeds_in(nb) -> dict:
+    """``{item_id: [seed, ...]}``: every literal seed the code gives an item, in order (``variant("V01", 3)``,
+    ``check("V01", ..., seed=3)``); a notebook may make several variants, and not only the one it answers."""
+    seeds: dict = {}
+    for src in code_cells(nb):
+        found = [(m.start(), m[1], m[2]) for m in _VARIANT_RE.finditer(src) if m[2] and m[2].isdigit()]
+        found += [(m.start(), m[1], m[2]) for m in _CHECK_SEED_RE.finditer(src)]
+        for _, item, seed in sorted(found):
+            if int(seed) not in seeds.setdefault(item.upper(), []):
+                seeds[item.upper()].append(int(seed))
+    return seeds
 
 
 def _is_grader_call(node: ast.stmt) -> bool:
@@ -178,6 +230,17 @@ def flags(nb, function_parts: set) -> list[str]:
         except SyntaxError:
             continue
     modules, objects = _attn_names(trees)
+    for tree in trees:  # the part bound to attn's own object: softmax = attn.softmax, from attn import softmax
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "attn":
+                out += [f"uses_attn_in:{a.asname or a.name}" for a in node.names
+                        if (a.asname or a.name) in function_parts]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                bound = {n.id for t in getattr(node, "targets", [getattr(node, "target", None)])
+                         for n in ast.walk(t) if isinstance(n, ast.Name)} & function_parts
+                if bound and any(isinstance(n, ast.Name) and (n.id in modules or n.id in objects)
+                                 for n in ast.walk(node.value)):
+                    out += [f"uses_attn_in:{name}" for name in bound]
     for tree in trees:
         for node in tree.body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name not in function_parts:

@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from .notebook import name_key
+
 FIELDS = ["learner", "claimed", "file", "item", "title", "status", "parts_correct", "parts_total", "score",
           "mistakes", "flags", "parts", "message"]
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
@@ -56,9 +58,9 @@ def flag_duplicates(rows: list) -> list:
     files = {}
     for r in rows:
         if r.get("item"):
-            files.setdefault((r["learner"].casefold(), r["item"]), set()).add(r["file"])
+            files.setdefault((name_key(r["learner"]), r["item"]), set()).add(r["file"])
     for r in rows:
-        if r.get("item") and len(files[(r["learner"].casefold(), r["item"])]) > 1:
+        if r.get("item") and len(files[(name_key(r["learner"]), r["item"])]) > 1:
             r["flags"] = " ".join(sorted(set(r["flags"].split()) | {"duplicate"}))
     return rows
 
