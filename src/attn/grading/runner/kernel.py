@@ -12,13 +12,12 @@ from __future__ import annotations
 import os
 import queue
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jupyter_client import BlockingKernelClient, KernelManager
+from jupyter_client import KernelManager
 
 from .sandbox import Limits, Sandbox, kernel_env
 
