@@ -54,6 +54,7 @@ def test_pdf_has_every_page_in_order(pdf):
 
 def test_pdf_pages_are_not_blank(pdf):
     _, _, reader = pdf
-    blank = [k + 1 for k, page in enumerate(reader.pages) if len((page.extract_text() or "").strip()) < 20
+    # A page may rightly hold one short line (the end of a code cell): blank means no text and no image.
+    blank = [k + 1 for k, page in enumerate(reader.pages) if not (page.extract_text() or "").strip()
              and not page.images]
     assert not blank, f"blank PDF pages: {blank}"
