@@ -56,6 +56,16 @@ def check_tau(tau) -> float:
     return tau
 
 
+def as_whole_number(name: str, n, what: str = "a whole number (an integer)") -> int:
+    """Return ``n`` as a Python int (anything with ``__index__``, never a bool), or raise TypeError naming ``name``."""
+    if not isinstance(n, bool):
+        try:
+            return operator.index(n)
+        except TypeError:
+            pass
+    raise TypeError(f"{name} must be {what}; got {n!r}")
+
+
 def check_axis(axis, ndim: int, name: str = "x") -> int | None:
     """Return ``axis`` as an int in [0, ndim) (negative counts from the end), or None (every entry at once).
 
@@ -64,12 +74,7 @@ def check_axis(axis, ndim: int, name: str = "x") -> int | None:
     """
     if axis is None:
         return None
-    if isinstance(axis, bool):
-        raise TypeError(f"axis must be an integer or None; got {axis!r}")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"axis must be an integer or None; got {axis!r}") from None
+    axis = as_whole_number("axis", axis, "an integer or None")
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of range for {name} with {ndim} dimension(s) (shape axes 0 to {ndim - 1})")
     return axis % ndim
@@ -188,12 +193,7 @@ def check_attention_inputs(Q, K, V, mask, tau, empty_rows) -> AttentionInputs:
 
 def check_count(name: str, n) -> int:
     """Return ``n`` as an int >= 1 (a number of tokens, features, heads or a block size), or raise naming it."""
-    if isinstance(n, bool):
-        raise TypeError(f"{name} must be a whole number (an integer); got {n!r}")
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{name} must be a whole number (an integer); got {n!r}") from None
+    n = as_whole_number(name, n)
     if n < 1:
         raise ValueError(f"{name} must be at least 1; got {n}")
     return n

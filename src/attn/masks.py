@@ -1,11 +1,9 @@
 """Boolean masks. Convention throughout: ``mask[i, j] = True`` means query i may read key j."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
-from ._validate import check_count
+from ._validate import as_whole_number, check_count
 
 
 def causal_mask(T_q: int, T_k: int | None = None, offset: int | None = None) -> np.ndarray:
@@ -45,12 +43,7 @@ def causal_mask(T_q: int, T_k: int | None = None, offset: int | None = None) -> 
                 f"query 0 may read (offset = T_k - T_q = {T_k - T_q} aligns the queries with the last keys)"
             )
         offset = 0
-    if isinstance(offset, bool):
-        raise TypeError(f"offset must be a whole number (an integer); got {offset!r}")
-    try:
-        offset = operator.index(offset)
-    except TypeError:
-        raise TypeError(f"offset must be a whole number (an integer); got {offset!r}") from None
+    offset = as_whole_number("offset", offset)
     if not 0 <= offset <= T_k - 1:
         raise ValueError(f"offset must lie in [0, T_k - 1] = [0, {T_k - 1}] so that query 0 reads a real key; got {offset}")
     i = np.arange(T_q)[:, None]  # (T_q, 1)
