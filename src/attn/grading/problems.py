@@ -250,8 +250,8 @@ def _temperature_parts() -> list[Part]:
 
 _TEMPERATURE_HINTS = (
     "Row k of the answer is softmax(s / τ_k): divide every score by that row's τ, then take the softmax.",
-    "Dividing by τ = 0.5 doubles the gaps between the scores; dividing by τ = 2 halves them. Larger gaps mean "
-    "sharper weights.",
+    "Dividing by τ multiplies every gap between the scores by 1/τ: a τ below 1 widens the gaps, a τ above 1 "
+    "narrows them. Larger gaps mean sharper weights.",
     "Subtracting the largest score first changes nothing and keeps the numbers small: exp(0) = 1 for the top one.",
     "For the limit, look at what happens to exp((s_j - s_max) / τ) as τ → 0 when s_j < s_max.",
 )
@@ -430,21 +430,21 @@ def _dot_variance(ns) -> float:
 def _variance_parts() -> list[Part]:
     return [
         Part("var_raw", _dot_variance, what="Var(q·k), a number", rtol=1e-6, atol=1e-9,
-             praise="Each of the d_k products q_i k_i has variance σ_q² σ_k², and independent variances add.",
+             praise="Each of the d_k products q_a k_a has variance σ_q² σ_k², and independent variances add.",
              mistakes=[
                  Mistake("std", lambda ns: math.sqrt(_dot_variance(ns)),
                          "That is the standard deviation of q·k. The question asks for the variance, its square."),
                  Mistake("one_term", lambda ns: float(ns.var_q * ns.var_k),
-                         "That is the variance of one product q_i k_i (and also that of the scaled dot product). "
+                         "That is the variance of one product q_a k_a (and also that of the scaled dot product). "
                          "The raw dot product adds d_k of them."),
                  Mistake("sum_not_product", lambda ns: float(ns.d_k * (ns.var_q + ns.var_k)),
-                         "You added the two variances. For independent mean-0 factors, Var(q_i k_i) = σ_q² σ_k²: "
+                         "You added the two variances. For independent mean-0 factors, Var(q_a k_a) = σ_q² σ_k²: "
                          "they multiply."),
                  Mistake("unit_variances", lambda ns: float(ns.d_k),
                          "That is d_k, the variance when every entry has variance 1. Here the entries' variances "
-                         "are var_q and var_k, and each product q_i k_i has variance σ_q² σ_k²."),
+                         "are var_q and var_k, and each product q_a k_a has variance σ_q² σ_k²."),
                  Mistake("std_not_var", lambda ns: float(ns.d_k * math.sqrt(ns.var_q) * math.sqrt(ns.var_k)),
-                         "You used the standard deviations σ_q σ_k where the variances belong: Var(q_i k_i) = "
+                         "You used the standard deviations σ_q σ_k where the variances belong: Var(q_a k_a) = "
                          "σ_q² σ_k². var_q and var_k are already variances (σ²), not standard deviations."),
              ]),
         Part("var_scaled", lambda ns: _dot_variance(ns) / ns.d_k, what="Var(q·k / √d_k), a number",
@@ -459,10 +459,10 @@ def _variance_parts() -> list[Part]:
                          "That is a standard deviation; give the variance."),
                  Mistake("unscaled", lambda ns: _dot_variance(ns),
                          "That is Var(q·k) before scaling. Dividing every score by √d_k changes its variance too: "
-                         "Var(c X) = c² Var(X)."),
+                         "Var(c ξ) = c² Var(ξ)."),
                  Mistake("always_one", lambda ns: 1.0,
-                         "The scaled variance is 1 only when the entries all have variance 1. Here var_k is not 1: "
-                         "work it out from Var(q·k) and Var(c X) = c² Var(X)."),
+                         "The scaled variance is σ_q² σ_k², which is 1 only when that product is 1 (for example when every "
+                         "entry has variance 1). Here it is not: work it out from Var(q·k) and Var(c ξ) = c² Var(ξ)."),
              ]),
         Part("simulated", _dot_variance, what="your simulated variance of q·k, a number", rtol=0.1, atol=0.0,
              praise="Your simulation agrees with the formula (within 10 %).",
@@ -475,16 +475,16 @@ def _variance_parts() -> list[Part]:
                          "Your simulation gives the standard deviation (np.std); the variance is np.var."),
                  Mistake("scaled", lambda ns: _dot_variance(ns) / ns.d_k,
                          "Your simulation gives σ_q² σ_k²: the variance of the scaled dot product, or of a single "
-                         "product q_i k_i. Here we want the raw q·k: sum the d_k products of each pair, "
+                         "product q_a k_a. Here we want the raw q·k: sum the d_k products of each pair, "
                          "(q * k).sum(axis=1), with no 1/√d_k, then take the variance over the pairs."),
              ]),
     ]
 
 
 _VARIANCE_HINTS = (
-    "q·k = q_1 k_1 + … + q_dk k_dk. For independent mean-0 factors, Var(q_i k_i) = E[q_i²] E[k_i²] = σ_q² σ_k².",
+    "q·k = q_1 k_1 + … + q_dk k_dk. For independent mean-0 factors, Var(q_a k_a) = E[q_a²] E[k_a²] = σ_q² σ_k².",
     "The d_k products are independent, so their variances add: Var(q·k) = d_k σ_q² σ_k².",
-    "Var(c X) = c² Var(X). With c = 1/√d_k, c² = 1/d_k.",
+    "Var(c ξ) = c² Var(ξ). With c = 1/√d_k, c² = 1/d_k.",
     "To simulate: rng = np.random.default_rng(0); q = rng.normal(0, σ_q, size=(100_000, d_k)) (σ_q is the standard "
     "deviation); the same for k with σ_k; then np.var((q * k).sum(axis=1)).",
 )

@@ -38,9 +38,9 @@ def saturation_curves(d_ks, T: int = 8, n: int = 1000, seed: int = 0,
     for i, d in enumerate(d_ks):
         x = logits[int(d)]  # (n, T)
         for name, z in (("unscaled", x), ("scaled", x / math.sqrt(d))):
-            s = softmax(z)  # (n, T), rows sum to 1
-            out[f"max_weight_{name}"][i] = s.max(axis=1).mean()
-            out[f"grad_{name}"][i] = np.median(softmax_jacobian_norm(s))
+            w = softmax(z)  # (n, T) weights, rows sum to 1
+            out[f"max_weight_{name}"][i] = w.max(axis=1).mean()
+            out[f"grad_{name}"][i] = np.median(softmax_jacobian_norm(w))
     out["d_k"] = d_ks
     return out
 
@@ -115,7 +115,7 @@ class ScalingExplorer(Explorer):
         ax_g.set_yscale("log")
         ax_g.plot(c["d_k"], c["grad_unscaled"], "o-", color=UNSCALED, ms=3, label="unscaled")
         ax_g.plot(c["d_k"], c["grad_scaled"], "o-", color=SCALED, ms=3, label=r"$/\sqrt{d_k}$")
-        ax_g.set(ylabel=r"median $\|\mathrm{diag}(s)-ss^\top\|_F$", title="gradient through the softmax")
+        ax_g.set(ylabel=r"median $\|\mathrm{diag}(w)-ww^\top\|_F$", title="gradient through the softmax")
         ax_g.legend(loc="lower left", fontsize=8)
         (self.mark_m,) = ax_m.plot([], [], "o", ms=9, mfc="none", mec="black", mew=1.5)
         (self.mark_g,) = ax_g.plot([], [], "o", ms=9, mfc="none", mec="black", mew=1.5)
