@@ -57,7 +57,8 @@ class ProjectionsExplorer(Explorer):
         return {"X": self.X, "colours": TOKEN_COLOURS, "qkv_colours": {"q": Q_COLOUR, "k": K_COLOUR, "v": V_COLOUR}}
 
     def live_values(self):
-        r, t = self.compute(), int(self.params["token"]) - 1
+        r = self.compute()
+        t = r["token"]
         values = {f"a{j + 1}": float(w) for j, w in enumerate(r["weights"][t])}
         for name, M in (("q", "Q"), ("k", "K"), ("v", "V"), ("o", "output")):
             values[f"{name}1"], values[f"{name}2"] = (float(c) for c in r[M][t])
@@ -80,13 +81,16 @@ class ProjectionsExplorer(Explorer):
                 rotation_scale(p["angle_V"], p["scale_V"]))
 
     def compute(self) -> dict[str, np.ndarray]:
-        """Q, K, V (4, 2), the weights (4, 4) and the output (4, 2) for the current matrices."""
+        """The chosen token's row index, and Q, K, V (4, 2), the weights (4, 4) and the output (4, 2)."""
+        t = int(self.params["token"]) - 1
+        if not 0 <= t < len(self.X):
+            raise ValueError(f"token must be 1 … {len(self.X)}; got {self.params['token']}")
         W_Q, W_K, W_V = self.matrices()
         Q = project(self.X, W_Q, "X", "W_Q")  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
         K = project(self.X, W_K, "X", "W_K")  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
         V = project(self.X, W_V, "X", "W_V")  # (T, d_model) @ (d_model, d_v) -> (T, d_v)
         out, A = attention(Q, K, V)
-        return {"Q": Q, "K": K, "V": V, "weights": A, "output": out}
+        return {"token": t, "Q": Q, "K": K, "V": V, "weights": A, "output": out}
 
     # -- drawing --------------------------------------------------------
     def _draw(self):
@@ -127,10 +131,8 @@ class ProjectionsExplorer(Explorer):
                 self.hull_fill, self.hull_line, self.value_dots, *self.value_text, self.out_dot]
 
     def _redraw(self):
-        t = int(self.params["token"]) - 1
-        if not 0 <= t < len(self.X):
-            raise ValueError(f"token must be 1 … {len(self.X)}; got {self.params['token']}")
         r = self.compute()
+        t = r["token"]
         vecs = {"x": self.X[t], "q": r["Q"][t], "k": r["K"][t], "v": r["V"][t]}
         self.x_arrow.xy = tuple(vecs["x"])
         for name in ("q", "k", "v"):
@@ -157,4 +159,3 @@ class ProjectionsExplorer(Explorer):
             text.set_position(v + 0.12)
         o = r["output"][t]
         self.out_dot.set_data([o[0]], [o[1]])
-        self.result = {"token": t, "q": vecs["q"], "k": vecs["k"], "v": vecs["v"], "weights": a, "output": o}

@@ -73,12 +73,18 @@ class WeightedAverageExplorer(Explorer):
             self.K = saved
             raise
 
-    def live_values(self):
+    def compute(self):
+        """The query q (2,), its scores against the keys (4,), its weights (4,) and the output (2,)."""
         q = np.array([[self.params["q1"], self.params["q2"]]])  # (1, 2)
+        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])  # (1, 2), (1, 4); checks K first
         s = scores(q, self.K)[0]  # (1, 2) @ (2, 4) / √2 -> (4,)
-        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])
-        return {**{f"s{i + 1}": float(v) for i, v in enumerate(s)}, **{f"w{i + 1}": float(v) for i, v in enumerate(w[0])},
-                "o1": float(out[0, 0]), "o2": float(out[0, 1])}
+        return {"q": q[0], "scores": s, "weights": w[0], "output": out[0]}
+
+    def live_values(self):
+        r = self.compute()
+        return {**{f"s{i + 1}": float(v) for i, v in enumerate(r["scores"])},
+                **{f"w{i + 1}": float(v) for i, v in enumerate(r["weights"])},
+                "o1": float(r["output"][0]), "o2": float(r["output"][1])}
 
     def _sync_key(self):
         i = int(self.params["key"]) - 1
@@ -122,11 +128,10 @@ class WeightedAverageExplorer(Explorer):
 
     def _redraw(self):
         self._sync_key()
-        q = np.array([[self.params["q1"], self.params["q2"]]])
-        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])
-        w = w[0]
-        self.q_arrow.xy = tuple(q[0])
-        self.q_label.set_position(q[0] * 1.08)
+        r = self.compute()
+        q, w, o = r["q"], r["weights"], r["output"]
+        self.q_arrow.xy = tuple(q)
+        self.q_label.set_position(q * 1.08)
         for arrow, label, k in zip(self.key_arrows, self.key_labels, self.K):
             arrow.xy = tuple(k)
             label.set_position(k * 1.1)
@@ -136,9 +141,8 @@ class WeightedAverageExplorer(Explorer):
             text.set_position((wi + 0.02, i))
             text.set_text(f"{wi:.2f}")
         self.value_dots.set_sizes(40 + 400 * w)
-        self.out_dot.set_data([out[0, 0]], [out[0, 1]])
+        self.out_dot.set_data([o[0]], [o[1]])
         self.ax_w.set_title(f"softmax(q·kᵢ / √2 / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
-        self.weights, self.output = w, out[0]
 
     def controls(self):
         c = super().controls()
