@@ -1,4 +1,4 @@
-"""The live explorers' input handler in headless Chromium (issue 14): compute + DOM update per move.
+"""The live explorers' input handler in headless Chromium: compute + DOM update per move.
 
 Each explorer's ES module (the same ``_esm`` the book and JupyterLab run) is loaded into a blank page
 with a stand-in for the widget model, and ``MOVES`` random control moves are made; the module records
