@@ -7,11 +7,11 @@ import numpy as np
 
 from ..derivatives import softmax_jacobian_norm
 from ..examples import random_logits
+from ..palette import SCALED, UNSCALED
 from ..softmax import softmax
 from .base import Explorer
 from .live import Control
 
-UNSCALED, SCALED = "#D55E00", "#0072B2"  # Okabe-Ito vermilion and blue
 D_K_GRID = tuple(2**i for i in range(11))  # 1, 2, 4, …, 1024
 
 

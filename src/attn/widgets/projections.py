@@ -7,12 +7,13 @@ import numbers
 import numpy as np
 
 from ..attention import attention
+from ..palette import KEY, QUERY, SERIES, VALUE
 from ..wiring import project
 from .base import Explorer
 from .live import Control
 
-TOKEN_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito, as in Proposition 1's explorer
-Q_COLOUR, K_COLOUR, V_COLOUR = "#0072B2", "#D55E00", "#009E73"
+TOKEN_COLOURS = list(SERIES[:4])  # as the keys of Proposition 1's explorer
+Q_COLOUR, K_COLOUR, V_COLOUR = QUERY, KEY, VALUE
 
 
 def rotation_scale(angle_deg: float, scale: float) -> np.ndarray:

@@ -5,10 +5,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..cost import fit_loglog_slope, measure_attention, measure_score_matrix
+from ..palette import BLOCKED, NAIVE
 from .base import Explorer
 from .live import Control
 
-NAIVE, BLOCKED = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion
 
 
 class QuadraticCostExplorer(Explorer):

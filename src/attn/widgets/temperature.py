@@ -8,12 +8,13 @@ import numpy as np
 from .._validate import check_tau
 from ..attention import scores
 from ..measures import entropy
+from ..palette import BLUE
 from ..softmax import softmax
 from ..examples import figure3
 from .base import Explorer
 from .live import Control, plain_text
 
-BAR = "#0072B2"
+BAR = BLUE
 TAU_MIN, TAU_MAX = 1e-2, 1e2  # the slider's range; the entropy curve covers it
 
 

@@ -5,10 +5,11 @@ import numpy as np
 
 from .. import attention, scores
 from ..examples import figure3
+from ..palette import SERIES
 from .base import Explorer
 from .live import Control
 
-KEY_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito: readable with colour-blindness
+KEY_COLOURS = list(SERIES[:4])
 NO_SHRINK = dict(shrinkA=0, shrinkB=0)  # arrows from the origin to the point: no path clipping per draw
 
 
