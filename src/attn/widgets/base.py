@@ -20,6 +20,15 @@ from matplotlib.text import Text
 from .live import live_json
 
 
+def vector_plane(ax, xlim=None, ylim=None) -> None:
+    """Set up ``ax`` for 2-d vectors: equal aspect, faint lines through the origin, optional limits."""
+    ax.set_aspect("equal")
+    ax.axhline(0, color="0.85", lw=0.8)
+    ax.axvline(0, color="0.85", lw=0.8)
+    if xlim is not None:
+        ax.set(xlim=xlim, ylim=ylim if ylim is not None else xlim)
+
+
 class Explorer(ABC):
     """A figure plus the parameters that drive it.
 

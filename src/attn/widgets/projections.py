@@ -9,7 +9,7 @@ import numpy as np
 from ..attention import attention
 from ..palette import KEY, QUERY, SERIES, VALUE
 from ..wiring import project
-from .base import Explorer
+from .base import Explorer, vector_plane
 from .live import Control
 
 TOKEN_COLOURS = list(SERIES[:4])  # as the keys of Proposition 1's explorer
@@ -98,10 +98,7 @@ class ProjectionsExplorer(Explorer):
         ax_x, ax_w, ax_v = self.fig.subplots(1, 3, width_ratios=[1, 0.9, 1])
         self.ax_x, self.ax_w, self.ax_v = ax_x, ax_w, ax_v
         for ax in (ax_x, ax_v):
-            ax.set_aspect("equal")
-            ax.axhline(0, color="0.85", lw=0.8)
-            ax.axvline(0, color="0.85", lw=0.8)
-            ax.set(xlim=(-3, 3), ylim=(-3, 3))
+            vector_plane(ax, (-3, 3))
         ax_x.scatter(self.X[:, 0], self.X[:, 1], s=25, c=TOKEN_COLOURS, zorder=2)
         for j, (x, y) in enumerate(self.X):
             ax_x.text(x + 0.1, y - 0.35, f"$x_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)

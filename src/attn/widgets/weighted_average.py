@@ -6,7 +6,7 @@ import numpy as np
 from .. import attention, scores
 from ..examples import figure3
 from ..palette import SERIES
-from .base import Explorer
+from .base import Explorer, vector_plane
 from .live import Control
 
 KEY_COLOURS = list(SERIES[:4])
@@ -96,11 +96,9 @@ class WeightedAverageExplorer(Explorer):
     def _draw(self):
         ax_k, ax_w, ax_v = self.fig.subplots(1, 3, width_ratios=[1, 1.1, 1])
         self.ax_k, self.ax_w, self.ax_v = ax_k, ax_w, ax_v
-        for ax in (ax_k, ax_v):
-            ax.set_aspect("equal")
-            ax.axhline(0, color="0.85", lw=0.8)
-            ax.axvline(0, color="0.85", lw=0.8)
-        ax_k.set(xlim=(-2.2, 2.2), ylim=(-2.2, 2.2), title="query and keys")
+        vector_plane(ax_k, (-2.2, 2.2))
+        vector_plane(ax_v)
+        ax_k.set_title("query and keys")
         self.key_arrows = [ax_k.annotate("", xy=(0, 0), xytext=(0, 0),
                                          arrowprops=dict(arrowstyle="->", color=c, lw=2, **NO_SHRINK)) for c in KEY_COLOURS]
         self.key_labels = [ax_k.text(0, 0, f"$k_{i + 1}$", color=c, fontsize=11) for i, c in enumerate(KEY_COLOURS)]
