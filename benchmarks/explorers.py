@@ -1,4 +1,4 @@
-"""The live explorers' input handler in headless Chromium (issue 14): compute + DOM update per move.
+"""The live explorers' input handler in headless Chromium: compute + DOM update per move.
 
 Each explorer's ES module (the same ``_esm`` the book and JupyterLab run) is loaded into a blank page
 with a stand-in for the widget model, and ``MOVES`` random control moves are made; the module records
@@ -52,13 +52,13 @@ MOVE = """
 def explorers() -> list[tuple[str, Callable]]:
     from attn.widgets.projections import ProjectionsExplorer
     from attn.widgets.quadratic import QuadraticCostExplorer
-    from attn.widgets.scaling import ScalingExplorer
+    from attn.widgets.divisor import DivisorExplorer
     from attn.widgets.temperature import TemperatureExplorer
     from attn.widgets.weighted_average import WeightedAverageExplorer
     from attn.widgets.wiring import WiringExplorer
 
     return [("Prop 1 weighted average", WeightedAverageExplorer), ("Prop 2 projections", ProjectionsExplorer),
-            ("Prop 3 scaling", ScalingExplorer), ("temperature", TemperatureExplorer),
+            ("Prop 3 divisor", DivisorExplorer), ("temperature", TemperatureExplorer),
             ("Prop 4 wiring", WiringExplorer),
             ("Prop 5 quadratic cost", lambda: QuadraticCostExplorer(T_values=(128, 256, 512, 1024), repeats=1))]
 

@@ -1,8 +1,8 @@
-"""The teachers' grading run (issue 11): N copies of a correct B01+E01 notebook, graded by attn-grade.
+"""The teachers' grading run: N copies of a correct B01+E01 notebook, graded by attn-grade.
 
 Reports wall time and the grader's peak memory (its own process tree, sampled with psutil) at ``--jobs 1`` and
 ``--jobs 2``, the speed-up from the second core, and the sandbox's overhead per notebook (``--jobs 1`` with and
-without bubblewrap). Goals (issue 11): a speed-up of at least 1.8 and at most 1 s of sandbox overhead per
+without bubblewrap). Goals: a speed-up of at least 1.8 and at most 1 s of sandbox overhead per
 notebook; reported, never asserted. ``python -m benchmarks.grading [--copies 200]``.
 """
 from __future__ import annotations

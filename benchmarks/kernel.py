@@ -22,10 +22,10 @@ from typing import Callable
 import numpy as np
 
 import attn
-from attn.scaling import fit_loglog_slope
+from attn.cost import fit_loglog_slope, traced_peak
 
 from .machine import memory_bytes
-from .timing import repeat_timed, summary, timed, traced_peak
+from .timing import repeat_timed, summary, timed
 
 T_VALUES = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 QUICK_T_VALUES = [256, 512, 1024]

@@ -112,13 +112,13 @@ def test_duplicate_label_is_an_error(book):
         book_index.find_labels(book)
 
 
-def test_progress_counts_closed_sections_by_list_and_open_ones_by_prefix(book):
+def test_written_counts_closed_sections_by_list_and_open_ones_by_prefix(book):
     labels = book_index.find_labels(book)
     sections = (
         Section("basics", "def-", 3, "", ("def-query", "def-key", "def-value")),
         Section("practice", "practice-", 2, "", ("practice-suggested",), open=True),
     )
-    prog = book_index.progress(labels, sections)
+    prog = book_index.written(labels, sections)
     assert [lab.name for lab in prog["basics"].found] == ["def-query", "def-key"]
     assert prog["basics"].fraction == "2/3" and not prog["basics"].complete
     assert [lab.name for lab in prog["practice"].found] == ["practice-own-name", "practice-exercise"]
@@ -128,7 +128,7 @@ def test_progress_counts_closed_sections_by_list_and_open_ones_by_prefix(book):
 def test_closed_section_ignores_unlisted_labels_with_its_prefix():
     labels = {"def-query": Label("def-query", "prf:ref", "Query", "a", 1),
               "def-other": Label("def-other", "prf:ref", "Other", "a", 2)}
-    prog = book_index.progress(labels, (Section("basics", "def-", 11, "", ("def-query",)),))
+    prog = book_index.written(labels, (Section("basics", "def-", 11, "", ("def-query",)),))
     assert prog["basics"].count == 1
 
 
@@ -146,7 +146,7 @@ def test_links_markdown_and_summary():
     md = book_index.links_markdown([lab], missing=2)
     assert md.splitlines() == ["- {prf:ref}`Query <def-query>` (`def-query`)", "- *2 more not yet written*"]
     assert book_index.links_markdown([]) == "*None written yet.*"
-    prog = {"basics": book_index.Progress("basics", (lab,), 11)}
+    prog = {"basics": book_index.Written("basics", (lab,), 11)}
     table = book_index.summary_markdown(prog, (Section("basics", "def-", 11, "definitions of the terms", ()),))
     assert table.splitlines()[2] == "| basics | 1/11 (in progress) | definitions of the terms |"
 

@@ -24,7 +24,7 @@ def modules_after(code: str) -> set[str]:
     [
         "import attn",
         "import attn; [getattr(attn, name) for name in attn.__all__]",
-        "import attn.blocked, attn.scaling",
+        "import attn.blocked, attn.cost",
     ],
 )
 def test_import_attn_loads_no_plotting_or_widget_library(code):

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attn
-from attn.calculus import entropy
+from attn.measures import entropy
 from attn.widgets import live
 from attn.widgets.projections import ProjectionsExplorer, rotation_scale
 from attn.widgets.quadratic import QuadraticCostExplorer
-from attn.widgets.scaling import ScalingExplorer
+from attn.widgets.divisor import DivisorExplorer
 from attn.widgets.temperature import TemperatureExplorer
 from attn.widgets.weighted_average import WeightedAverageExplorer
 from attn.widgets.wiring import WiringExplorer
@@ -53,7 +53,7 @@ def test_offline_assets_serve_anywidget_and_map_it():
 
 
 # -- the declaration ------------------------------------------------------------------------------
-EXPLORERS = [WeightedAverageExplorer, TemperatureExplorer, ScalingExplorer, WiringExplorer, ProjectionsExplorer]
+EXPLORERS = [WeightedAverageExplorer, TemperatureExplorer, DivisorExplorer, WiringExplorer, ProjectionsExplorer]
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
@@ -94,8 +94,8 @@ def test_python_learns_the_state_the_page_sends():
     assert w.seen == 7
     q = np.array([[0.3, -1.1]])
     out, weights = attn.attention(q, np.array(K), e.V0, tau=0.5)
-    np.testing.assert_array_equal(e.weights, weights[0])
-    np.testing.assert_array_equal(e.output, out[0])
+    np.testing.assert_array_equal(e.result["weights"], weights[0])
+    np.testing.assert_array_equal(e.result["output"], out[0])
     assert e.params["tau"] == 0.5
 
 

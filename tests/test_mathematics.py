@@ -1,6 +1,6 @@
 """The Mathematics strand's claims as unit tests on attn (chapters/mathematics-softmax.md, mathematics-attention.md).
 
-One block per item, in the order of the strand's list; then the errors of the functions in attn.calculus.
+One block per item, in the order of the strand's list; then the errors of the functions in attn.derivatives, attn.measures and attn.cost.
 """
 import math
 import warnings
@@ -392,7 +392,7 @@ def test_lse_upper_bound_attained_for_equal_entries_and_hessian_is_jacobian():
     assert np.allclose(H, attn.softmax_jacobian(attn.softmax(x)), atol=1e-9)
 
 
-# ------------------------------------------------------------------ errors of attn.calculus
+# ------------------------------------------------------------------ errors of attn.derivatives, attn.measures, attn.cost
 @pytest.mark.parametrize("s, match", [
     ([0.5, -0.1, 0.6], "non-negative"),
     ([0.5, 0.6], "sum to 1"),

@@ -59,7 +59,7 @@ def test_every_row_but_the_exempt_names_code():
 def _resolve(root, dotted):
     obj = root
     for part in dotted.strip(".").split("."):
-        if not hasattr(obj, part) and inspect.ismodule(obj):  # a submodule not imported yet: attn.calculus
+        if not hasattr(obj, part) and inspect.ismodule(obj):  # a submodule not imported yet: attn.derivatives
             try:
                 importlib.import_module(f"{obj.__name__}.{part}")
             except ModuleNotFoundError:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import attn
-from attn.widgets.scaling import D_K_GRID, saturation_curves
+from attn.widgets.divisor import D_K_GRID, saturation_curves
 
 
 def variance_and_se(x):

@@ -1,4 +1,4 @@
-"""attn.scaling: the measurement helpers behind Proposition 5 (no timing assertions: memory is deterministic)."""
+"""attn.cost: the measurement helpers behind Proposition 5 (no timing assertions: memory is deterministic)."""
 import tracemalloc
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attn.scaling import (
+from attn.cost import (
     LogLogFit,
     Measurement,
     fit_loglog_slope,
@@ -88,7 +88,7 @@ def test_measure_leaves_an_outer_trace_running():
 
 
 def test_score_matrix_bytes():
-    from attn import score_matrix_bytes  # one definition, in attn.calculus
+    from attn import score_matrix_bytes  # one definition, in attn.cost
 
     assert score_matrix_bytes(32768, 32768, np.float32) == 4 * 2**30  # 32768² float32 entries: 4 GiB
     assert score_matrix_bytes(3, 5, np.float64) == 120

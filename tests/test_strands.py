@@ -8,7 +8,7 @@ import pytest
 from attn import book_index
 
 LABELS = book_index.find_labels()
-PROGRESS = book_index.progress(LABELS)
+PROGRESS = book_index.written(LABELS)
 FULL = {"basics": 11, "concept": 2, "theory": 4, "mathematics": 15, "practice": 9, "propositions": 5, "apparatus": 4}
 SECTIONS = {sec.name: sec for sec in book_index.SECTIONS}
 

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import attn
-from attn.calculus import random_logits, score_matrix_bytes, softmax_jacobian_norm
+from attn.cost import score_matrix_bytes
+from attn.derivatives import softmax_jacobian_norm
+from attn.examples import random_logits
 from attn.examples import sentence
 from attn.positional import sinusoidal_encoding
 

@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from attn.widgets.projections import ProjectionsExplorer
 from attn.widgets.quadratic import QuadraticCostExplorer
-from attn.widgets.scaling import ScalingExplorer
+from attn.widgets.divisor import DivisorExplorer
 from attn.widgets.temperature import TemperatureExplorer
 from attn.widgets.weighted_average import WeightedAverageExplorer
 from attn.widgets.wiring import WiringExplorer
@@ -24,7 +24,7 @@ MOVES = [
     (WeightedAverageExplorer, [dict(q1=-1.0), dict(key=2, kx=0.5, ky=-1.5), dict(tau=0.2)]),
     (ProjectionsExplorer, [dict(token=3), dict(angle_V=10.0, scale_V=2.0), dict(angle_Q=150.0)]),
     (WiringExplorer, [dict(wiring="cross", T_k=3), dict(T_k=9), dict(wiring="self")]),
-    (ScalingExplorer, [dict(d_k=256), dict(d_k=2)]),
+    (DivisorExplorer, [dict(d_k=256), dict(d_k=2)]),
     (QuadraticCostExplorer, [dict(T=2048), dict(T=128)]),
 ]
 IDS = [cls.__name__ for cls, _ in MOVES]

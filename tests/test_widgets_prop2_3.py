@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 import attn  # noqa: E402
 from attn.examples import figure3  # noqa: E402
 from attn.widgets.projections import ProjectionsExplorer, rotation_scale  # noqa: E402
-from attn.widgets.scaling import D_K_GRID, ScalingExplorer  # noqa: E402
+from attn.widgets.divisor import D_K_GRID, DivisorExplorer  # noqa: E402
 from attn.widgets.temperature import TemperatureExplorer  # noqa: E402
 
 
@@ -44,7 +44,7 @@ def test_projections_explorer_shows_attn_numbers(params):
     np.testing.assert_allclose(e.qkv_arrows["k"].xy, e.X[t] @ W_K)
     np.testing.assert_allclose(e.qkv_arrows["v"].xy, e.X[t] @ W_V)
     np.testing.assert_allclose(e.value_dots.get_offsets(), e.X @ W_V)
-    assert [b.get_width() for b in e.bars] == pytest.approx(list(e.result["weights"]))
+    assert [b.get_width() for b in e.bars] == pytest.approx(list(e.result["weights"][t]))
 
 
 def test_turning_W_V_moves_output_not_bars_and_W_Q_the_reverse():
@@ -68,7 +68,7 @@ def test_projections_rejects_a_missing_token():
 # ---------------------------------------------------------------- Proposition 3
 @pytest.fixture(scope="module")
 def scaling():
-    return ScalingExplorer()
+    return DivisorExplorer()
 
 
 @pytest.mark.parametrize("d_k", [1, 16, 512])

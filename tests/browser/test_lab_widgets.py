@@ -27,7 +27,7 @@ EXPLORERS = [
     ("temperature", "TemperatureExplorer()"),
     ("weighted_average", "WeightedAverageExplorer()"),
     ("projections", "ProjectionsExplorer()"),
-    ("scaling", "ScalingExplorer()"),
+    ("divisor", "DivisorExplorer()"),
     ("wiring", "WiringExplorer()"),
     ("quadratic", "QuadraticCostExplorer(T_values=(128, 256, 512), repeats=1)"),
 ]

@@ -5,12 +5,13 @@ import math
 
 import numpy as np
 
-from ..calculus import random_logits, softmax_jacobian_norm
+from ..derivatives import softmax_jacobian_norm
+from ..examples import random_logits
+from ..palette import SCALED, UNSCALED
 from ..softmax import softmax
 from .base import Explorer
 from .live import Control
 
-UNSCALED, SCALED = "#D55E00", "#0072B2"  # Okabe-Ito vermilion and blue
 D_K_GRID = tuple(2**i for i in range(11))  # 1, 2, 4, …, 1024
 
 
@@ -45,7 +46,7 @@ def saturation_curves(d_ks, T: int = 8, n: int = 1000, seed: int = 0,
     return out
 
 
-class ScalingExplorer(Explorer):
+class DivisorExplorer(Explorer):
     """A ``d_k`` slider (1 … 1024): the spread of ``q · k`` with and without the divisor, and what follows.
 
     Top left: histograms of ``q · k`` and ``q · k / √d_k`` for random unit-variance q, k.
@@ -66,7 +67,7 @@ class ScalingExplorer(Explorer):
            "with it. Bottom right: the typical size of the softmax's gradient against d_k on log axes, "
            "collapsing without the divisor and flat with it.")
 
-    live_script = "scaling.js"
+    live_script = "divisor.js"
     live_title = "Proposition 3 explorer"
     live_size = (900, 585)
     live_controls = [Control("d_k", "dₖ", "choice", options=[(str(d), d) for d in D_K_GRID], ordered=True)]
@@ -128,10 +129,8 @@ class ScalingExplorer(Explorer):
                 self.vline_m, self.vline_g, self.mark_m, self.mark_g]
 
     def _redraw(self):
-        d = int(self.params["d_k"])
-        if d not in D_K_GRID:
-            raise ValueError(f"d_k must be one of {D_K_GRID}; got {self.params['d_k']!r}")
-        r = self.measure(d)
+        r = self.compute()
+        d = r["d_k"]
         h_u, h_s = r["hist_unscaled"], r["hist_scaled"]
         s_u, s_s = r["weights_unscaled"], r["weights_scaled"]
         self.hist_unscaled.set_data(h_u, self.edges)
@@ -147,13 +146,22 @@ class ScalingExplorer(Explorer):
         self.ax_w.set_title(f"a typical query: largest weight {s_u.max():.2f} unscaled, {s_s.max():.2f} scaled",
                             fontsize=10)
 
-        i = D_K_GRID.index(d)
-        c = self.curves
-        self.mark_m.set_data([d, d], [c["max_weight_unscaled"][i], c["max_weight_scaled"][i]])
-        self.mark_g.set_data([d, d], [c["grad_unscaled"][i], c["grad_scaled"][i]])
+        self.mark_m.set_data([d, d], [r["mean_max_unscaled"], r["mean_max_scaled"]])
+        self.mark_g.set_data([d, d], [r["grad_unscaled"], r["grad_scaled"]])
         self.vline_m.set_xdata([d, d])
         self.vline_g.set_xdata([d, d])
-        self.result = {"d_k": d, **r}
+
+    def compute(self):
+        """At the current d_k: ``measure(d_k)`` and the saturation curves' points (mean largest weight,
+        median gradient norm), unscaled and scaled."""
+        d = int(self.params["d_k"])
+        if d not in D_K_GRID:
+            raise ValueError(f"d_k must be one of {D_K_GRID}; got {self.params['d_k']!r}")
+        i = D_K_GRID.index(d)
+        c = self.curves
+        return {"d_k": d, **self.measure(d),
+                **{f"mean_max_{k}": float(c[f"max_weight_{k}"][i]) for k in ("unscaled", "scaled")},
+                **{f"grad_{k}": float(c[f"grad_{k}"][i]) for k in ("unscaled", "scaled")}}
 
     def measure(self, d: int) -> dict:
         """What the picture shows at width ``d``: histogram densities (len(edges) - 1,), the scores' standard
@@ -176,12 +184,11 @@ class ScalingExplorer(Explorer):
                 "by_d_k": [self.measure(d) for d in D_K_GRID]}
 
     def live_values(self):
-        d = int(self.params["d_k"])
-        r, i = self.measure(d), D_K_GRID.index(d)
+        r = self.compute()
         out = {}
         for k in ("unscaled", "scaled"):
             out[f"std_{k}"] = r[f"std_{k}"]
             out[f"top_{k}"] = float(np.max(r[f"weights_{k}"]))
-            out[f"mean_max_{k}"] = float(self.curves[f"max_weight_{k}"][i])
-            out[f"grad_{k}"] = float(self.curves[f"grad_{k}"][i])
+            out[f"mean_max_{k}"] = r[f"mean_max_{k}"]
+            out[f"grad_{k}"] = r[f"grad_{k}"]
         return out
