@@ -27,7 +27,7 @@ from attn.widgets.temperature import TemperatureExplorer
 from attn.widgets.weighted_average import WeightedAverageExplorer
 from attn.widgets.wiring import WiringExplorer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(sys.executable).with_name("node")
 JS = Path(live.__file__).with_name("js")
 

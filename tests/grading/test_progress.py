@@ -15,7 +15,7 @@ import pytest
 from attn.grading import CORRECT, NOT_TRIED, NOT_YET, Note, Table, check, items, progress, record_progress
 from attn.grading import progress_file as pf
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
