@@ -1,5 +1,5 @@
 """The live explorers' two halves: the Python declaration and state (attn.widgets.live) and the small
-float64 mathematics of their ES modules, run in Node.js and compared with attn (issue 14).
+float64 mathematics of their ES modules, run in Node.js and compared with attn.
 
 The browser suite (tests/browser/test_explorers.py) checks the same numbers on the built page.
 """

@@ -164,7 +164,7 @@ def test_the_book_page_never_writes_but_the_learner_copy_does(tmp_path):
     assert data["items"]["B01"]["parts"]["scores"]["status"] == CORRECT
 
 
-# ----------------------------------------------------------------------------- issue 10: progress is never lost
+# ----------------------------------------------------------------------------- progress is never lost
 STRESS = textwrap.dedent("""
     import sys
     from attn.grading import check, get_item, record_progress
