@@ -192,7 +192,7 @@ def _slopes(rows) -> dict:
 
 
 def goals(rows, rate, T: int = GOAL_T) -> dict:
-    """Issue 6's aims at T = 16384: memory ≤ 1/20 of naive, time ≤ 1.3× naive, naive ≥ ½ matmul rate."""
+    """The kernel's aims at T = 16384: memory ≤ 1/20 of naive, time ≤ 1.3× naive, naive ≥ ½ matmul rate."""
     by = {r["impl"]: r for r in rows if r["T"] == T}
     naive, blocked = by.get("naive"), by.get("blocked")
     g = {"T": T}

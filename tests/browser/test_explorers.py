@@ -1,4 +1,4 @@
-"""The live explorers on the built web page: no kernel, no network (issue 14).
+"""The live explorers on the built web page: no kernel, no network.
 
 Each explorer page is opened in Debian's chromium; every control of every explorer is moved (the picture,
 the numbers and the text alternative must change), random states are sampled, and after every move each

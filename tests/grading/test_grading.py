@@ -15,8 +15,9 @@ from attn.grading import (  # noqa: E402
 )
 from attn.grading import learner  # noqa: E402
 from attn.grading.items import _hints_shown  # noqa: E402
+from routes import for_every_seed  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ----------------------------------------------------------------------------- independent references
@@ -157,7 +158,7 @@ def test_hint_table(item_id, part, make, key):
 
 
 def test_every_declared_mistake_has_a_row_in_the_table():
-    # exercises (E..) keep their own table in tests/test_exercises.py
+    # exercises (E..) keep their own table in tests/grading/test_exercises.py
     declared = {(it.id, p.name, m.key) for it in items() if it.kind == "problem" for p in it.parts for m in p.mistakes}
     tabled = {(i.partition("@")[0].replace("V", "B"), p, k) for i, p, _, k in HINT_TABLE}
     assert declared - NOT_APPLICABLE <= tabled, sorted(declared - tabled)
@@ -430,9 +431,7 @@ def test_variants_are_reproducible_varied_and_pleasant(item_id):
 
 @pytest.mark.parametrize("item_id", VARIANTS)
 def test_variant_mistakes_are_recognised_for_every_seed(item_id):
-    it = get_item(item_id)
-    for seed in SEEDS:
-        _assert_mistakes_recognised(it, seed)
+    for_every_seed(item_id, SEEDS, _assert_mistakes_recognised)
 
 
 def test_variant_display_and_bad_seeds():

@@ -9,28 +9,11 @@ os.environ["ATTN_GRADING_STRICT"] = "1"
 os.environ["ATTN_PROGRESS"] = "off"
 
 from attn.grading import CORRECT, NOT_YET, check, get_item, items  # noqa: E402
+from routes import by_hand, for_every_seed  # noqa: E402
 
 FIXED = [it.id for it in items() if not it.seeded and any(p.kind == "number" for p in it.parts)]
 VARIANTS = [it.id for it in items() if it.seeded]
 SEEDS = range(500)
-
-
-def by_hand(it, seed=None) -> dict:
-    """The by-hand route: each part rounded to the decimals the page asks for, the next computed from those."""
-    ns = it.context(seed)
-    out = {}
-    for p in it.parts:
-        if p.kind == "function":
-            continue
-        if p.uses:
-            with np.errstate(all="ignore"):
-                value = np.asarray(p.step(ns, **{u: out[u] for u in p.uses}), dtype=float)
-        else:
-            value = np.asarray(getattr(ns, p.name))
-        if p.decimals is not None:
-            value = np.round(value, p.decimals)
-        out[p.name] = value
-    return out
 
 
 def _all_pass(it, seed):
@@ -52,9 +35,7 @@ def test_the_by_hand_route_passes_every_fixed_item(item_id):
 
 @pytest.mark.parametrize("item_id", VARIANTS)
 def test_the_by_hand_route_passes_every_variant_seed(item_id):
-    it = get_item(item_id)
-    for seed in SEEDS:
-        _all_pass(it, seed)
+    for_every_seed(item_id, SEEDS, _all_pass)
 
 
 def test_by_hand_route_really_differs_from_the_exact_answers():
@@ -68,7 +49,7 @@ def test_by_hand_route_really_differs_from_the_exact_answers():
     assert moved >= 3
 
 
-# ----------------------------------------------------------------------------- the cases of issue 10
+# ----------------------------------------------------------------------------- accepted weights carry through
 B03_WEIGHTS = [[1, 0, 0, 0], [0.5, 0.5, 0, 0], [0.79, 0.11, 0.11, 0], [0.13, 0.37, 0.37, 0.13]]
 
 

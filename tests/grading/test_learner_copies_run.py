@@ -16,9 +16,9 @@ import pytest
 
 from attn.grading import get_item, learner
 from attn.grading import progress_file as pf
-from test_follow_through import by_hand
+from routes import by_hand
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"B01": "b01-three-tokens", "B02": "b02-temperature", "B03": "b03-causal-mask", "B04": "b04-cross-attention",
          "B05": "b05-variance", "V01": "v01-three-tokens", "V02": "v02-temperature", "V03": "v03-causal-mask",
          "V04": "v04-cross-attention"}

@@ -1,5 +1,5 @@
 """The live explorers' two halves: the Python declaration and state (attn.widgets.live) and the small
-float64 mathematics of their ES modules, run in Node.js and compared with attn (issue 14).
+float64 mathematics of their ES modules, run in Node.js and compared with attn.
 
 The browser suite (tests/browser/test_explorers.py) checks the same numbers on the built page.
 """
@@ -27,7 +27,7 @@ from attn.widgets.temperature import TemperatureExplorer
 from attn.widgets.weighted_average import WeightedAverageExplorer
 from attn.widgets.wiring import WiringExplorer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NODE = Path(sys.executable).with_name("node")
 JS = Path(live.__file__).with_name("js")
 

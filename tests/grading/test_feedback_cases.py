@@ -1,4 +1,4 @@
-"""Issue 10, case by case: each kind of wrong verdict or wrong diagnosis a learner met is one row.
+"""Feedback, case by case: each kind of wrong verdict or wrong diagnosis a learner met is one row.
 
 A row: (item[@seed], part, how to build the answer from the item's context d, the learner's other answers
 (for follow-through) or None, the expected status, the expected mistake key, words the message must contain,
@@ -96,7 +96,7 @@ CASES = [
     ("B05", "var_raw", lambda d: [64.0, 1.0], None, NOT_YET, "shape", ["asks for a single number, Var(q·k);", "holds 2 numbers"], ["shape ()", "a number has"]),
     ("B01", "output", lambda d: _first_entry_off("B01", "output"), None, NOT_YET, "value", ["1 of 6 entries is"],
      ["entry is not"]),
-    # 7. what a learner met working the pages by hand (issue r10)
+    # 7. what a learner met working the pages by hand
     # a variant's follow-through names a check call that works as typed (check('V01', 'scores') needs the seed)
     ("V01@3", "weights", lambda d: np.round(_sm_rows(d.Q @ d.K.T), 2), {"scores": V01_3_RAW}, NOT_YET,
      "follows_from_wrong", ["`check('V01', 'scores', seed=3)`"], ["`check('V01', 'scores')`"]),

@@ -1,4 +1,4 @@
-"""`import attn` pulls in NumPy only: no plotting or widget library (issue 6, part 4).
+"""`import attn` pulls in NumPy only: no plotting or widget library (they load only with attn.widgets).
 
 Each check runs in a fresh interpreter, since this test process may already
 have imported matplotlib for other tests.

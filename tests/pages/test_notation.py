@@ -10,7 +10,7 @@ import pytest
 
 import attn
 
-PAGE = Path(__file__).resolve().parents[1] / "chapters" / "notation.md"
+PAGE = Path(__file__).resolve().parents[2] / "chapters" / "notation.md"
 
 # The symbols the chapter's notation list names (seed page), plus the ones this book adds.
 REQUIRED_SYMBOLS = [r"$Q$", r"$K$", r"$V$", r"$d_k$", r"$d_v$", r"$T$", r"$T_q$", r"$T_k$", r"$q$", r"$k$",

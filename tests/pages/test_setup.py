@@ -29,7 +29,7 @@ def test_the_lock_pins_every_requirement_and_was_written_from_the_current_ranges
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     lock = (root / "requirements.lock").read_text(encoding="utf-8")
     pins = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)", lock, re.M))
     body = [ln for ln in lock.splitlines() if ln.strip() and not ln.startswith("#")]
@@ -47,7 +47,7 @@ def test_this_environment_has_the_locked_versions():
     from importlib.metadata import PackageNotFoundError, version
     from pathlib import Path
 
-    lock = (Path(__file__).resolve().parent.parent / "requirements.lock").read_text(encoding="utf-8")
+    lock = (Path(__file__).resolve().parents[2] / "requirements.lock").read_text(encoding="utf-8")
     wrong = {}
     for name, pinned in re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)", lock, re.M):
         try:

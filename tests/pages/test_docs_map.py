@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "DEVELOPING.md"
 GENERATED = ("_build/", "vendor/")  # written by a build (the book's output), not kept in the repository
 PATH_LIKE = re.compile(r"^[\w.-]+(/[\w.-]*)+$|^[\w-]+\.(py|md|yml|toml|txt|lock)$")

@@ -18,7 +18,7 @@ os.environ["ATTN_PROGRESS"] = "off"
 from attn.grading import CORRECT, NOT_TRIED, NOT_YET, Feedback, check, get_item, hint, items  # noqa: E402
 from attn.grading.items import _hints_shown  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = [f"E{i:02d}" for i in range(1, 11)]
 
 

@@ -1,4 +1,4 @@
-"""Issue 12: numbers that hold in every dtype and range.
+"""Numbers that hold in every dtype and range: float16, bfloat16, float32, float64, at the edges of each.
 
 The dtype policy (attn._precision): float16 and bfloat16 are computed in float32, float32 and
 float64 in their own precision (float32 scores that overflow are redone in float64), log-domain
@@ -62,7 +62,7 @@ def no_runtime_warnings():
         yield
 
 
-# --- the issue's inputs ------------------------------------------------------------------
+# --- hand-made edge cases: underflowing weights, large logits, float16 at its limits -----------
 
 def test_log_softmax_of_an_underflowing_weight_keeps_its_log():
     np.testing.assert_array_equal(attn.log_softmax([0.0, -1000.0]), [0.0, -1000.0])
@@ -125,7 +125,7 @@ def test_float16_example_blocked(block_size, query_block_size):
 
 @pytest.mark.parametrize("h", [1, 2])
 def test_float16_example_multi_head(h):
-    # X = I makes Q = W_Q, K = W_K, V = W_V exactly: the issue's Q, K, V in every head
+    # X = I makes Q = W_Q, K = W_K, V = W_V exactly: the float16 example's Q, K, V in every head
     X = np.eye(3, dtype=np.float16)
     W_Q = np.full((3, 4 * h), 200, np.float16)
     W_K = W_Q.copy()

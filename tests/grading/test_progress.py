@@ -15,7 +15,7 @@ import pytest
 from attn.grading import CORRECT, NOT_TRIED, NOT_YET, Note, Table, check, items, progress, record_progress
 from attn.grading import progress_file as pf
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -164,7 +164,7 @@ def test_the_book_page_never_writes_but_the_learner_copy_does(tmp_path):
     assert data["items"]["B01"]["parts"]["scores"]["status"] == CORRECT
 
 
-# ----------------------------------------------------------------------------- issue 10: progress is never lost
+# ----------------------------------------------------------------------------- progress is never lost
 STRESS = textwrap.dedent("""
     import sys
     from attn.grading import check, get_item, record_progress

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import jupytext
 
-PAGE = Path(__file__).resolve().parents[1] / "chapters" / "prop5-quadratic-cost.md"
+PAGE = Path(__file__).resolve().parents[2] / "chapters" / "prop5-quadratic-cost.md"
 
 
 def code_cells():

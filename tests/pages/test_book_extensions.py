@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 
@@ -69,25 +70,14 @@ nb_execution_mode = "cache"
 attn_execution_depends = ["pkg/*.py"]
 exclude_patterns = ["_build", "pkg"]
 """
-TINY_PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Tiny
-
-```{code-cell} ipython3
-import sys
+TINY_CODE = """import sys
 sys.path.insert(0, "pkg")
 import value
-print("value is", value.VALUE)
-```
-"""
+print("value is", value.VALUE)"""
+TINY_PAGE = jupytext.writes(  # a one-page MyST notebook; jupytext writes its header
+    nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Tiny"), nbformat.v4.new_code_cell(TINY_CODE)],
+                             metadata={"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}),
+    fmt="md:myst")
 
 
 def _build_tiny(src: Path) -> tuple[str, str]:

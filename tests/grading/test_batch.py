@@ -21,7 +21,7 @@ import pytest
 import attn
 from attn.grading import batch, learner
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = ROOT / "tests" / "data" / "submissions"
 EXPECTED = ROOT / "tests" / "data" / "submissions-expected.csv"
 COMPARED = ["learner", "claimed", "file", "item", "status", "parts_correct", "parts_total", "mistakes", "flags"]
