@@ -4,7 +4,7 @@ from pathlib import Path
 
 from attn import palette
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [*ROOT.glob("src/attn/**/*.py"), *ROOT.glob("src/attn/widgets/js/*"), *ROOT.glob("chapters/*.md"),
            *ROOT.glob("exercises/**/*.md"), *ROOT.glob("_ext/**/*.py"), *ROOT.glob("_ext/**/*.css"),
            *ROOT.glob("_ext/**/*.js"), *ROOT.glob("benchmarks/*.py"), ROOT / "intro.md"]
