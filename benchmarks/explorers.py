@@ -1,4 +1,4 @@
-"""The live explorers' input handler in headless Chromium (issue 14): compute + DOM update per move.
+"""The live explorers' input handler in headless Chromium: compute + DOM update per move.
 
 Each explorer's ES module (the same ``_esm`` the book and JupyterLab run) is loaded into a blank page
 with a stand-in for the widget model, and ``MOVES`` random control moves are made; the module records
@@ -52,13 +52,13 @@ MOVE = """
 def explorers() -> list[tuple[str, Callable]]:
     from attn.widgets.projections import ProjectionsExplorer
     from attn.widgets.quadratic import QuadraticCostExplorer
-    from attn.widgets.scaling import ScalingExplorer
+    from attn.widgets.divisor import DivisorExplorer
     from attn.widgets.temperature import TemperatureExplorer
     from attn.widgets.weighted_average import WeightedAverageExplorer
     from attn.widgets.wiring import WiringExplorer
 
     return [("Prop 1 weighted average", WeightedAverageExplorer), ("Prop 2 projections", ProjectionsExplorer),
-            ("Prop 3 scaling", ScalingExplorer), ("temperature", TemperatureExplorer),
+            ("Prop 3 divisor", DivisorExplorer), ("temperature", TemperatureExplorer),
             ("Prop 4 wiring", WiringExplorer),
             ("Prop 5 quadratic cost", lambda: QuadraticCostExplorer(T_values=(128, 256, 512, 1024), repeats=1))]
 
@@ -140,60 +140,35 @@ async ([n]) => {
 def run_lab(moves: int = LAB_MOVES, tick: Callable[[str], None] = lambda s: None) -> dict:
     """Prop 1's explorer in a real JupyterLab: the handler (the picture) and the round trip until Python has
     taken in the new state (``seen``), per move of the q₁ slider."""
-    import os
-    import socket
-    import subprocess
-    import sys
     import tempfile
-    import urllib.request
 
     import nbformat
+
+    from benchmarks.lab_server import jupyterlab
 
     if not Path(CHROMIUM).exists():
         return {"note": f"{CHROMIUM} is missing: not measured"}
     from playwright.sync_api import sync_playwright
 
     tick("explorer in JupyterLab")
-    with tempfile.TemporaryDirectory() as folder, socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
+    with tempfile.TemporaryDirectory() as folder:
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
         nb.cells.append(nbformat.v4.new_code_cell(
             "from attn.widgets.weighted_average import WeightedAverageExplorer\ne = WeightedAverageExplorer()\ne.widget()"))
         nbformat.write(nb, Path(folder) / "bench.ipynb")
-        env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": f"{folder}/.s", "JUPYTERLAB_WORKSPACES_DIR": f"{folder}/.w"}
-        server = subprocess.Popen(
-            [str(Path(sys.executable).with_name("jupyter")), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-             "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={folder}", "--allow-root"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(120):
-                try:
-                    urllib.request.urlopen(f"{url}/api/status", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.5)
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-                page = browser.new_page(viewport={"width": 1400, "height": 1100})
-                page.goto(f"{url}/lab/tree/bench.ipynb")
-                page.wait_for_selector(".jp-StatusBar-Widget:has-text('| Idle')", timeout=120_000)
-                page.locator(".jp-CodeCell .jp-InputPrompt").first.click()
-                page.keyboard.press("Escape")
-                page.keyboard.press("Control+Enter")
-                page.wait_for_selector(".attn-explorer", timeout=120_000)
-                page.evaluate(LAB_ROUND_TRIP, [10])  # warm-up
-                pairs = page.evaluate(LAB_ROUND_TRIP, [moves])
-                browser.close()
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        with jupyterlab(Path(folder)) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(f"{url}/lab/tree/bench.ipynb")
+            page.wait_for_selector(".jp-StatusBar-Widget:has-text('| Idle')", timeout=120_000)
+            page.locator(".jp-CodeCell .jp-InputPrompt").first.click()
+            page.keyboard.press("Escape")
+            page.keyboard.press("Control+Enter")
+            page.wait_for_selector(".attn-explorer", timeout=120_000)
+            page.evaluate(LAB_ROUND_TRIP, [10])  # warm-up
+            pairs = page.evaluate(LAB_ROUND_TRIP, [moves])
+            browser.close()
     handler, trip = [a for a, _ in pairs], [b for _, b in pairs]
     return {"explorer": "Prop 1 weighted average", "moves": moves, "handler": _stats(handler),
             "python_learned": _stats(trip)}

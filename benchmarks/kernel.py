@@ -22,10 +22,10 @@ from typing import Callable
 import numpy as np
 
 import attn
-from attn.scaling import fit_loglog_slope
+from attn.cost import fit_loglog_slope, traced_peak
 
 from .machine import memory_bytes
-from .timing import repeat_timed, summary, timed, traced_peak
+from .timing import repeat_timed, summary, timed
 
 T_VALUES = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 QUICK_T_VALUES = [256, 512, 1024]
@@ -192,7 +192,7 @@ def _slopes(rows) -> dict:
 
 
 def goals(rows, rate, T: int = GOAL_T) -> dict:
-    """Issue 6's aims at T = 16384: memory ≤ 1/20 of naive, time ≤ 1.3× naive, naive ≥ ½ matmul rate."""
+    """The kernel's aims at T = 16384: memory ≤ 1/20 of naive, time ≤ 1.3× naive, naive ≥ ½ matmul rate."""
     by = {r["impl"]: r for r in rows if r["T"] == T}
     naive, blocked = by.get("naive"), by.get("blocked")
     g = {"T": T}

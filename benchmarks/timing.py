@@ -1,11 +1,10 @@
-"""Small timing and memory helpers shared by the benchmarks."""
+"""Small timing helpers shared by the benchmarks (traced peak memory: ``attn.cost.traced_peak``)."""
 from __future__ import annotations
 
 import gc
 import math
 import statistics
 import time
-import tracemalloc
 from typing import Any, Callable
 
 
@@ -21,24 +20,6 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t0 = time.perf_counter()
     out = fn()
     return time.perf_counter() - t0, out
-
-
-def traced_peak(fn: Callable[[], Any]) -> tuple[int, float, Any]:
-    """Run ``fn`` once under tracemalloc; return (peak bytes above the starting level, seconds, result).
-
-    NumPy reports its array buffers to tracemalloc, so the peak counts every
-    temporary array that ``fn`` makes, not only Python objects.
-    """
-    gc.collect()
-    tracemalloc.start()
-    try:
-        base, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        seconds, out = timed(fn)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - base, seconds, out
 
 
 def repeat_timed(fn: Callable[[], Any], first_s: float, budget_s: float = 4.0, max_runs: int = 7,

@@ -6,20 +6,11 @@ ipywidgets themselves, so ``import attn`` pulls in NumPy only.
 """
 from .attention import Attention, attention, scores
 from .blocked import BlockedAttention, blocked_attention
-from .calculus import (
-    FlopCount,
-    attention_grad_query,
-    cosine_similarity,
-    count_attention_flops,
-    entropy,
-    entropy_tau_derivative,
-    random_logits,
-    score_flops,
-    score_matrix_bytes,
-    softmax_jacobian,
-    softmax_jacobian_norm,
-)
+from .cost import FlopCount, count_attention_flops, score_flops, score_matrix_bytes
+from .derivatives import attention_grad_query, entropy_tau_derivative, softmax_jacobian, softmax_jacobian_norm
+from .examples import random_logits
 from .masks import causal_mask
+from .measures import cosine_similarity, entropy
 from .positional import sinusoidal_encoding
 from .multihead import MultiHeadAttention, merge_heads, multi_head_attention, split_heads
 from .softmax import log_softmax, logsumexp, softmax

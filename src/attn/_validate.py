@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._precision import is_float_dtype, result_dtype
+from ._precision import finfo, is_float_dtype, result_dtype, wide_dtype, working_dtype
 
 
 def as_float_array(name: str, x, ndim: int | None = None) -> np.ndarray:
@@ -197,3 +197,25 @@ def check_count(name: str, n) -> int:
     if n < 1:
         raise ValueError(f"{name} must be at least 1; got {n}")
     return n
+
+
+def check_probabilities(name: str, w, axis: int = -1) -> np.ndarray:
+    """Return ``w`` as a float array of probability vectors along ``axis``, or raise ValueError."""
+    w = as_float_array(name, w)
+    if w.ndim == 0:
+        raise ValueError(f"{name} must be a probability vector (at least one dimension); got a scalar")
+    check_finite(name, w)
+    if (w < 0).any():
+        where = tuple(int(i) for i in np.argwhere(w < 0)[0])
+        raise ValueError(f"{name} must be non-negative (a probability vector); {name}{list(where)} = {w[where]!r}")
+    # Rounding explains a sum off by sqrt(eps) of w's dtype, plus n·eps of the float32-or-wider working dtype
+    # (the worst error of a sum of n terms, Higham 2002 §4.2); sqrt(eps)·n would accept a float32 row of
+    # 10 000 entries summing to 3, whose "entropy" exceeds log n.
+    n = w.shape[axis]
+    tol = math.sqrt(float(finfo(w.dtype).eps)) + n * float(finfo(working_dtype(w.dtype)).eps)
+    total = w.astype(wide_dtype(w.dtype)).sum(axis=axis)  # float64 sum: no rounding drift over many entries
+    off = np.abs(total - 1) > tol
+    if np.any(off):
+        bad = float(np.asarray(total)[np.unravel_index(int(np.argmax(off)), np.shape(total))]) if np.ndim(total) else float(total)
+        raise ValueError(f"{name} must sum to 1 along axis {axis} (a probability vector); a slice sums to {bad!r}")
+    return w

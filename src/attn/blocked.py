@@ -62,12 +62,9 @@ def blocked_attention(
 
     Parameters
     ----------
-    Q : array_like, shape (T_q, d_k), real
-    K : array_like, shape (T_k, d_k), real
-    V : array_like, shape (T_k, d_v), real
-    mask : array_like of bool, shape (T_q, T_k), optional
-        ``mask[i, j] = True``: query i may read key j (as in :func:`attn.attention`).
-        A (query block, key block) tile whose mask is all False is skipped, so a
+    Q, K, V, mask
+        As in :func:`attn.attention`: Q (T_q, d_k), K (T_k, d_k), V (T_k, d_v), real; ``mask[i, j] = True``
+        (shape (T_q, T_k), optional): query i may read key j. A (query block, key block) tile whose mask is all False is skipped, so a
         causal mask costs about half the work.
     tau : float, default 1.0
         Softmax temperature τ, finite and > 0.

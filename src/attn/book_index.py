@@ -8,15 +8,17 @@ and counts, for each strand, how many of its items are written, so that the
 strands page shows counts that are computed, never typed, and links only to
 labels that exist (a link to a missing label would fail the strict build).
 
-Pure standard library; ``import attn`` does not import it.
+Reads with the parsers Jupyter Book installs (``sphinx_external_toc`` for ``_toc.yml``, MyST's
+markdown-it for the pages); ``import attn`` does not import it.
 
 >>> from attn import book_index
 >>> labels = book_index.find_labels()                     # doctest: +SKIP
->>> book_index.progress(labels)["basics"]                 # doctest: +SKIP
-Progress(name='basics', found=(...), total=11)
+>>> book_index.written(labels)["basics"]                  # doctest: +SKIP
+Written(name='basics', found=(...), total=11)
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -24,7 +26,6 @@ from pathlib import Path
 
 __all__ = [
     "Label",
-    "Progress",
     "SECTIONS",
     "STRANDS",
     "Section",
@@ -33,9 +34,10 @@ __all__ = [
     "labels_in_text",
     "link",
     "links_markdown",
-    "progress",
     "summary_markdown",
     "toc_files",
+    "written",
+    "Written",
 ]
 
 
@@ -100,7 +102,7 @@ class Label:
 
 
 @dataclass(frozen=True)
-class Progress:
+class Written:
     """How much of one section is written: the labels found (in book order) out of ``total``."""
 
     name: str
@@ -142,37 +144,49 @@ def find_root(start: str | os.PathLike | None = None) -> Path:
     raise FileNotFoundError(f"no _toc.yml found in {here} or above it, nor in the package's checkout")
 
 
-_TOC_ENTRY = re.compile(r"^\s*-?\s*(?:file|root):\s*['\"]?([^'\"#\s]+)['\"]?\s*(?:#.*)?$")
-
-
 def toc_files(root: str | os.PathLike | None = None) -> list[Path]:
-    """The ``.md`` files that ``_toc.yml`` lists (``root:`` and every ``file:``), in book order.
+    """The ``.md`` files that ``_toc.yml`` lists (the root and every file entry), in book order.
 
-    Entries whose file does not exist, or is not Markdown, are skipped; comments are ignored.
+    ``_toc.yml`` is read by ``sphinx_external_toc``, the parser Jupyter Book itself uses, and walked
+    depth first (a page, then the pages under it). Entries whose file does not exist, or is not Markdown,
+    are skipped.
     """
+    from sphinx_external_toc.parsing import parse_toc_yaml
+
     root = find_root() if root is None else Path(root)
+    site = parse_toc_yaml(root / "_toc.yml")
     files: list[Path] = []
-    for raw in (root / "_toc.yml").read_text(encoding="utf-8").splitlines():
-        if raw.lstrip().startswith("#"):
-            continue
-        m = _TOC_ENTRY.match(raw)
-        if not m:
-            continue
-        entry = m.group(1)
-        path = root / entry
-        if path.suffix == "":
-            path = path.with_suffix(".md")
-        if path.suffix == ".md" and path.is_file() and path not in files:
+
+    def visit(docname: str) -> None:
+        path = root / docname
+        path = path if path.suffix == ".md" else path.with_suffix(".md")
+        if path.is_file() and path not in files:
             files.append(path)
+        doc = site[docname] if docname in site else None
+        for tree in doc.subtrees if doc else ():
+            for item in tree.items:
+                if isinstance(item, str):  # a file entry (globs and URLs are not strings)
+                    visit(str(item))
+
+    visit(site.root.docname)
     return files
 
 
 # ----------------------------------------------------------------------------- labels
 
-_ANCHOR = re.compile(r"^\(([^()\s]+)\)=\s*$")
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\s*(\{([^}\s]+)\})?\s*(.*)$")
+_CODE_DIRECTIVES = ("code-cell", "code", "code-block", "raw", "eval-rst", "math")  # bodies are not Markdown
 _OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*)$")
+
+
+@functools.lru_cache(maxsize=1)
+def _parser():
+    """MyST's own Markdown parser (markdown-it with the MyST plugins), with the book's extensions."""
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(enable_extensions={"amsmath", "colon_fence", "deflist", "dollarmath", "substitution"})
+    return create_md_parser(config, RendererHTML)
 
 
 def _role_for(directive: str) -> str:
@@ -183,61 +197,50 @@ def _role_for(directive: str) -> str:
     return "ref"
 
 
-def labels_in_text(text: str, docname: str = "") -> list[Label]:
-    """Every ``(label)=`` anchor and directive ``:label:`` in one MyST Markdown text, in order.
+def _options(body: str) -> tuple[dict[str, str], int, int]:
+    """A directive's options (``:key: value`` lines, or a ``---`` YAML block), how many lines they take,
+    and the line of the ``label`` option within ``body`` (0-based; 0 when there is none)."""
+    lines = body.splitlines()
+    if lines and lines[0].strip() == "---":
+        import yaml
 
-    Code cells and plain code blocks are skipped (a label written inside code
-    is not a label). A YAML header between ``---`` lines is skipped too.
-    """
-    lines = text.splitlines()
-    out: list[Label] = []
-    open_fences: list[str] = []  # markers of the directives still open, innermost last
-    i = 0
-    if lines and lines[0].strip() == "---":  # front matter
         for j in range(1, len(lines)):
             if lines[j].strip() == "---":
-                i = j + 1
-                break
-    while i < len(lines):
-        line = lines[i]
-        fence = _FENCE.match(line)
-        if fence:
-            marker, directive, args = fence.group(2), fence.group(4), fence.group(5).strip()
-            if directive is None and not args:
-                # a bare fence: it closes the innermost open directive it can close, else opens plain code
-                closes = [k for k, m in enumerate(open_fences) if m[0] == marker[0] and len(marker) >= len(m)]
-                if closes:
-                    del open_fences[closes[-1]:]
-                    i += 1
-                    continue
-            if directive is None or directive in ("code-cell", "code", "code-block", "raw", "eval-rst"):
-                # code: skip to the closing fence (same character, at least as long, nothing after it)
-                close = re.compile(rf"^\s*{re.escape(marker[0])}{{{len(marker)},}}\s*$")
-                j = i + 1
-                while j < len(lines) and not close.match(lines[j]):
-                    j += 1
-                i = j + 1
-                continue
-            open_fences.append(marker)
-            # a directive: read its option block for :label:
-            j = i + 1
-            while j < len(lines) and _OPTION.match(lines[j]):
-                key, value = _OPTION.match(lines[j]).groups()
-                if key == "label" and value.strip():
-                    out.append(Label(value.strip(), _role_for(directive), args, docname, j + 1))
-                j += 1
-            i = j
-            continue
-        anchor = _ANCHOR.match(line)
-        if anchor:
-            title = ""
-            for nxt in lines[i + 1:]:
-                if nxt.strip():
-                    h = _HEADING.match(nxt)
-                    title = h.group(1) if h else ""
-                    break
-            out.append(Label(anchor.group(1), "ref", title, docname, i + 1))
-        i += 1
+                opts = yaml.safe_load("\n".join(lines[1:j])) or {}
+                opts = {str(k): str(v) for k, v in opts.items()} if isinstance(opts, dict) else {}
+                at = next((i for i in range(1, j) if lines[i].lstrip().startswith("label:")), 0)
+                return opts, j + 1, at
+        return {}, 0, 0
+    opts, n, at = {}, 0, 0
+    while n < len(lines) and (m := _OPTION.match(lines[n])):
+        opts[m.group(1)] = m.group(2).strip()
+        at = n if m.group(1) == "label" else at
+        n += 1
+    return opts, n, at
+
+
+def labels_in_text(text: str, docname: str = "", _offset: int = 0) -> list[Label]:
+    """Every ``(label)=`` anchor and directive ``:label:`` in one MyST Markdown text, in order.
+
+    The text is parsed by MyST's own parser (``myst_parser``'s markdown-it), so code cells, code blocks
+    and the YAML header are what MyST says they are: a label written inside code is not a label. The
+    body of a directive is parsed in turn (directives nest).
+    """
+    out: list[Label] = []
+    tokens = _parser().parse(text)
+    for k, tok in enumerate(tokens):
+        if tok.type == "myst_target":
+            nxt = tokens[k + 1] if k + 1 < len(tokens) else None
+            title = tokens[k + 2].content if nxt is not None and nxt.type == "heading_open" else ""
+            out.append(Label(tok.content, "ref", title, docname, _offset + tok.map[0] + 1))
+        elif tok.type in ("fence", "colon_fence") and tok.info.startswith("{"):
+            directive, _, args = tok.info[1:].partition("}")
+            opts, n, at = _options(tok.content)
+            if opts.get("label"):  # the fence's first line is tok.map[0]; its body starts on the next
+                out.append(Label(opts["label"], _role_for(directive), args.strip(), docname, _offset + tok.map[0] + 2 + at))
+            if directive not in _CODE_DIRECTIVES:
+                body = "\n".join(tok.content.splitlines()[n:])
+                out.extend(labels_in_text(body, docname, _offset + tok.map[0] + 1 + n))
     return out
 
 
@@ -265,7 +268,7 @@ def find_labels(root: str | os.PathLike | None = None) -> dict[str, Label]:
 # ----------------------------------------------------------------------------- counting and links
 
 
-def progress(labels: dict[str, Label], sections: tuple[Section, ...] = SECTIONS) -> dict[str, Progress]:
+def written(labels: dict[str, Label], sections: tuple[Section, ...] = SECTIONS) -> dict[str, Written]:
     """For each section, the labels of it that exist, in book order, out of its total."""
     order = {name: k for k, name in enumerate(labels)}
     result = {}
@@ -274,15 +277,22 @@ def progress(labels: dict[str, Label], sections: tuple[Section, ...] = SECTIONS)
         if sec.open:
             names |= {n for n in labels if n.startswith(sec.prefix)}
         found = tuple(labels[n] for n in sorted(names, key=order.__getitem__))
-        result[sec.name] = Progress(sec.name, found, sec.total)
+        result[sec.name] = Written(sec.name, found, sec.total)
     return result
 
 
 def _plain(title: str) -> str:
-    """A title as plain link text: MyST markup removed (link text is not parsed)."""
-    title = re.sub(r"\{[^}]+\}`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", title)  # {role}`text <target>` -> text
-    title = re.sub(r"[`$*_<>]", "", title)
-    return re.sub(r"\s+", " ", title).strip()
+    """A title as plain link text (link text is not parsed): MyST's inline tokens, markup dropped,
+    ``{role}`text <target>``` read as its text."""
+    parts = []
+    for tok in _parser().parseInline(title)[0].children or ():
+        if tok.type in ("text", "code_inline", "math_inline"):
+            parts.append(tok.content)
+        elif tok.type == "myst_role":
+            parts.append(re.sub(r"\s*<[^>]*>$", "", tok.content))
+        elif tok.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return re.sub(r"[`$*_<>]", "", re.sub(r"\s+", " ", "".join(parts))).strip()
 
 
 def link(label: Label, text: str | None = None) -> str:
@@ -301,7 +311,7 @@ def links_markdown(found: tuple[Label, ...] | list[Label], missing: int = 0) -> 
     return "\n".join(items) if items else "*None written yet.*"
 
 
-def summary_markdown(prog: dict[str, Progress], sections: tuple[Section, ...] = SECTIONS) -> str:
+def summary_markdown(prog: dict[str, Written], sections: tuple[Section, ...] = SECTIONS) -> str:
     """A MyST table: one row per section with its count ``n/total`` and what it is for."""
     rows = ["| strand | written | what it is for |", "|---|---|---|"]
     for sec in sections:

@@ -1,7 +1,14 @@
-"""Small named inputs the chapter uses, so the text, the widgets and the tests share one copy."""
+"""The inputs the chapter computes with: its small named examples and random logits as at initialisation.
+
+One copy, so the text, the widgets and the tests share them.
+"""
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from ._validate import check_count
 
 
 def figure3() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -47,3 +54,40 @@ def two_sequences(T_q: int = 5, T_k_max: int = 10, d_model: int = 6, d_k: int = 
     W_Q, W_K = (rng.standard_normal((d_model, d_k)) / np.sqrt(d_model) for _ in range(2))
     W_V = rng.standard_normal((d_model, d_v)) / np.sqrt(d_model)
     return X, Y, W_Q, W_K, W_V
+
+
+def random_logits(d_k: int, T_k: int = 8, n: int = 1, scaled: bool = True, rng=None) -> np.ndarray:
+    r"""Dot-product logits of random queries against random keys, as at initialisation.
+
+    Draws ``n`` queries :math:`q` and ``n`` sets of ``T_k`` keys :math:`k_j` with independent
+    standard normal entries of width ``d_k`` and returns :math:`q \cdot k_j`, divided by
+    :math:`\sqrt{d_k}` when ``scaled``. Each logit has variance ``d_k`` unscaled and 1 scaled.
+
+    Parameters
+    ----------
+    d_k, T_k, n : int, each >= 1
+    scaled : bool, default True
+    rng : numpy.random.Generator or int seed, optional
+
+    Returns
+    -------
+    ndarray, shape (n, T_k), float64.
+
+    Dtypes: always float64 (the draws are float64; cast the result for another dtype).
+
+    Raises
+    ------
+    ValueError
+        A count < 1.
+    TypeError
+        A count that is not an integer; an ``rng`` that is not a Generator, a seed or None.
+    """
+    d_k, T_k, n = check_count("d_k", d_k), check_count("T_k", T_k), check_count("n", n)
+    try:
+        rng = np.random.default_rng(rng)
+    except (TypeError, ValueError):
+        raise TypeError(f"rng must be a numpy.random.Generator, an integer seed or None; got {rng!r}") from None
+    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k)
+    K = rng.standard_normal((n, T_k, d_k))  # (n, T_k, d_k)
+    x = np.sum(q * K, axis=-1)  # (n, T_k)
+    return x / math.sqrt(d_k) if scaled else x

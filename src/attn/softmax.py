@@ -262,8 +262,7 @@ def logsumexp(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
 
     Dtypes
     ------
-    Computed in float64 for float16, bfloat16, float32 and float64 inputs (long double in
-    its own precision) and rounded once to the input's dtype; integers give float64.
+    As :func:`log_softmax`: computed in float64 (long double in its own precision), rounded once to ``x``'s dtype.
 
     Raises
     ------

@@ -1,6 +1,6 @@
 """The built book as a reader sees it: Debian's chromium, driven by playwright, with no network.
 
-`_build/html` (built once per session by tests/book.py, strictly) is served on 127.0.0.1 by Python's
+`_build/html` (built once per session, strictly, by the fixture `book_build` of tests/conftest.py) is served on 127.0.0.1 by Python's
 http.server in a thread. Every other request is aborted by a playwright route and counted as a failure.
 Each page is loaded once; what the tests check is collected in that visit (see `PageReport`), and a
 full-page screenshot is kept in `_build/screenshots/` (test artifacts: look at them).
@@ -20,19 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from book import HTML, build_book
+from book import HTML
 from browsing import CHROMIUM, CHROMIUM_ARGS, PAGES, SCREENSHOTS, PageReport, visit_all
 
 
 # -- the book, its server, the browser --------------------------------------------------------
 @pytest.fixture(scope="session")
-def book_html() -> Path:
+def book_html(book_build) -> Path:
     override = os.environ.get("ATTN_BOOK_HTML")
     if override:
         return Path(override).resolve()
-    result = build_book()
+    result = book_build
     if result.returncode != 0:
-        pytest.fail("the book did not build (see tests/test_book.py):\n" + result.stdout[-3000:] + result.stderr[-3000:],
+        pytest.fail("the book did not build (see tests/pages/test_book.py):\n" + result.stdout[-3000:] + result.stderr[-3000:],
                     pytrace=False)
     return HTML
 

@@ -1,4 +1,4 @@
-"""The live explorers on the built web page: no kernel, no network (issue 14).
+"""The live explorers on the built web page: no kernel, no network.
 
 Each explorer page is opened in Debian's chromium; every control of every explorer is moved (the picture,
 the numbers and the text alternative must change), random states are sampled, and after every move each
@@ -22,7 +22,7 @@ from browsing import AXE, CHROMIUM, CHROMIUM_ARGS, PAGES, SCREENSHOTS
 EXPLORER_PAGES = {
     "chapters/prop1-weighted-average.html": ["weighted_average"],
     "chapters/prop2-three-projections.html": ["projections"],
-    "chapters/prop3-scaling.html": ["scaling", "temperature"],
+    "chapters/prop3-scaling.html": ["divisor", "temperature"],
     "chapters/prop4-self-cross.html": ["wiring"],
     "chapters/prop5-quadratic-cost.html": ["quadratic"],
     "chapters/theory.html": ["temperature"],
@@ -39,9 +39,9 @@ def _explorer(name: str, data: dict):
     if name == "temperature":
         from attn.widgets.temperature import TemperatureExplorer
         return TemperatureExplorer(np.array(data["x"], dtype=float))
-    if name == "scaling":
-        from attn.widgets.scaling import ScalingExplorer
-        return ScalingExplorer()
+    if name == "divisor":
+        from attn.widgets.divisor import DivisorExplorer
+        return DivisorExplorer()
     if name == "wiring":
         from attn.widgets.wiring import WiringExplorer
         return WiringExplorer()

@@ -9,17 +9,12 @@ redraws too, and that running an explorer's cell again and again keeps the kerne
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from benchmarks.lab_server import jupyterlab
 from browsing import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
 
 SCREENSHOT = SCREENSHOTS / "jupyterlab-explorers.png"  # look at it after a run
@@ -27,7 +22,7 @@ EXPLORERS = [
     ("temperature", "TemperatureExplorer()"),
     ("weighted_average", "WeightedAverageExplorer()"),
     ("projections", "ProjectionsExplorer()"),
-    ("scaling", "ScalingExplorer()"),
+    ("divisor", "DivisorExplorer()"),
     ("wiring", "WiringExplorer()"),
     ("quadratic", "QuadraticCostExplorer(T_values=(128, 256, 512), repeats=1)"),
 ]
@@ -35,13 +30,9 @@ EXPLORERS = [
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (bin/test installs it)")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-RERUNS = 40  # issue 14: 41 runs of one cell took the kernel from 103 to 305 MiB before widgets were closed
+# An explorer's cell run 41 times: the kernel's memory must stay flat (views closed with their widgets;
+# unclosed, 41 runs once took it from 103 to 305 MiB).
+RERUNS = 40
 MEMORY = "import gc, psutil; gc.collect(); print('RSS', psutil.Process().memory_info().rss)"
 
 
@@ -65,31 +56,8 @@ def _notebook(folder: Path) -> Path:
 def lab(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lab")
     _notebook(folder)
-    port = _free_port()
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(folder / ".settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(folder / ".workspaces"), "MPLBACKEND": "Agg"}
-    jupyter = Path(sys.executable).with_name("jupyter")
-    server = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1", "--IdentityProvider.token=",
-         "--ServerApp.password=", f"--ServerApp.root_dir={folder}", "--allow-root"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api/status", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not start in 60 s")
+    with jupyterlab(folder, env={"MPLBACKEND": "Agg"}) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 def _run_cell(page, sync_api, i: int, screenshot=SCREENSHOT):
@@ -132,15 +100,18 @@ def test_every_explorer_draws_and_redraws_in_jupyterlab(lab):
         for i in range(len(EXPLORERS)):
             _run_cell(page, sync_api, i)
         explorers = page.locator(".attn-explorer")
-        deadline = time.monotonic() + 180
-        while explorers.count() < len(EXPLORERS) and time.monotonic() < deadline:
-            if page.locator("text=Click to show javascript error").count():
-                break
-            time.sleep(0.5)
+        failed = page.locator("text=Click to show javascript error")
+        try:  # every view drawn, or one failed: whichever comes first (generous: a busy machine is slow)
+            page.wait_for_function(
+                "n => document.querySelectorAll('.attn-explorer').length >= n"
+                " || document.body.innerText.includes('Click to show javascript error')",
+                arg=len(EXPLORERS), timeout=180_000)
+        except sync_api.TimeoutError:
+            pass  # the assertions below say what is missing
         page.screenshot(path=str(SCREENSHOT), full_page=True)
-        errors = page.locator("text=Click to show javascript error").count()
+        errors = failed.count()
         assert errors == 0, f"{errors} widget view(s) failed to render in JupyterLab (screenshot: {SCREENSHOT})"
-        assert explorers.count() == len(EXPLORERS), f"{explorers.count()} of {len(EXPLORERS)} explorers drawn"
+        sync_api.expect(explorers).to_have_count(len(EXPLORERS), timeout=10_000)
         for i in range(len(EXPLORERS)):
             assert explorers.nth(i).locator("svg").evaluate("s => s.getBoundingClientRect().width > 300"), f"picture {i} is empty"
 
@@ -153,7 +124,7 @@ def test_every_explorer_draws_and_redraws_in_jupyterlab(lab):
             page.keyboard.press("ArrowLeft")
         try:
             page.wait_for_function("([root, html]) => root.querySelector('svg').innerHTML !== html",
-                                   arg=[first.element_handle(), before], timeout=10_000)
+                                   arg=[first.element_handle(), before], timeout=60_000)
         except sync_api.TimeoutError:
             focus = page.evaluate("() => [document.activeElement.tagName, document.activeElement.className]")
             page.screenshot(path=str(SCREENSHOT), full_page=True)
@@ -170,7 +141,7 @@ def test_every_explorer_draws_and_redraws_in_jupyterlab(lab):
         before = wiring.locator("svg").inner_html()
         wiring.locator("select").select_option(label="cross: K, V from Y")
         page.wait_for_function("([root, html]) => root.querySelector('svg').innerHTML !== html",
-                               arg=[wiring.element_handle(), before], timeout=10_000)
+                               arg=[wiring.element_handle(), before], timeout=60_000)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
 
         # memory: one explorer's cell run again and again

@@ -104,7 +104,7 @@ An :class:`Item` has data, parts and hints; register it once at import time
   (``check``, ``hint``, ``variant``), :mod:`~attn.grading.progress_file` (the
   store; it does not import the registry at import time).
 - Tests keep a table (item, part, wrong answer → expected mistake key) and
-  run every row (``tests/test_grading.py``).
+  run every row (``tests/grading/test_grading.py``).
 
 Progress
 --------

@@ -736,18 +736,11 @@ def e10_cases(ns) -> list:
     ]
 
 
-E10_CHOICES = (
-    "exp overflowed: the scores are too large and exp(s) became inf",
-    "query 0 may read no key: its scores are all −∞, the exponentials all 0, and 0/0 is NaN",
-    "the scale 1/√d_k divided by zero",
-    "a value row holds NaN",
-)
-
 E10 = register(Item(
     id="E10", title="Break it: why is the output NaN?", page="exercises/e10-nan", kind="exercise",
     data=e10_data,
     parts=[
-        Part("cause", lambda ns: 2.0, what="one choice, a number from 1 to 4", atol=1e-6, choices=len(E10_CHOICES),
+        Part("cause", lambda ns: 2.0, what="one choice, a number from 1 to 4", atol=1e-6, choices=4,  # the four causes listed on the page
              praise="A fully masked row leaves nothing to normalise: Σ exp = 0, and 0/0 = NaN.",
              mistakes=[
                  Mistake("overflow", lambda ns: 1.0,
@@ -789,4 +782,4 @@ E10 = register(Item(
 ))
 
 
-__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E10_CHOICES", "E07_DKS", "E07_SIGMA_K"]
+__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E07_DKS", "E07_SIGMA_K"]

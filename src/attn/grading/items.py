@@ -20,6 +20,17 @@ from . import run as _run
 from .feedback import Feedback
 
 KINDS = ("problem", "variant", "exercise")
+CHAPTER = "II.3"  # the chapter's number: item B01's full name is "II.3.B01"
+
+
+def full_id(item_id: str) -> str:
+    """An item's name in the chapter's numbering: ``"B01"`` -> ``"II.3.B01"``."""
+    return f"{CHAPTER}.{short_id(item_id)}"
+
+
+def short_id(item_id) -> str:
+    """An item's key in the registry: ``"II.3.b01"`` or ``"b01"`` -> ``"B01"`` (no check that it exists)."""
+    return str(item_id).upper().removeprefix(f"{CHAPTER}.")
 PART_KINDS = ("number", "mask", "function")
 
 
@@ -128,6 +139,11 @@ class Item:
         for i, p in enumerate(self.parts):
             if not set(p.uses) <= set(names[:i]):
                 raise ValueError(f"{self.id}: part {p.name!r} uses parts that do not come before it: {p.uses}")
+
+    @property
+    def full_id(self) -> str:
+        """The item's name in the chapter's numbering, e.g. ``"II.3.B01"``."""
+        return full_id(self.id)
 
     @property
     def seeded(self) -> bool:
@@ -304,7 +320,7 @@ def items() -> list[Item]:
 
 
 def get_item(item_id: str) -> Item:
-    key = str(item_id).upper().removeprefix("II.3.")
+    key = short_id(item_id)
     if key not in REGISTRY:
         raise KeyError(item_id)
     return REGISTRY[key]
@@ -312,5 +328,5 @@ def get_item(item_id: str) -> Item:
 
 from .learner_api import Variant, _hints_shown, check, hint, variant  # noqa: E402  (re-exported)
 
-__all__ = ["Item", "Mistake", "Part", "REGISTRY", "Variant", "check", "get_item", "hint", "items", "register",
+__all__ = ["CHAPTER", "Item", "Mistake", "Part", "REGISTRY", "full_id", "short_id", "Variant", "check", "get_item", "hint", "items", "register",
            "variant", "_hints_shown"]

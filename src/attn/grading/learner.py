@@ -20,7 +20,7 @@ Rules, applied to each MyST notebook ``exercises/<name>.md`` (not ``index.md``):
   (a label inside a page adds JupyterLab's heading anchor). Other roles keep their text only.
 
 The copies are listed nowhere in ``_toc.yml`` (the book builds only toc files).
-``tests/test_learner_copies.py`` checks they are in sync.
+``tests/grading/test_grading.py`` (``test_learner_copies_are_in_sync``) checks they are in sync.
 """
 from __future__ import annotations
 

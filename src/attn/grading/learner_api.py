@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from .feedback import NOT_TRIED, Feedback, Note, Report
-from .items import Item, get_item, items
+from .items import Item, full_id, get_item, items
 
 _hints_shown: dict[str, int] = {}
 
@@ -134,14 +134,14 @@ def check(item_id: str | None = None, *names, seed: int | None = None, **answers
     """
     if item_id is None:
         return Note("Which item?", "Name the item and, if you like, the part: check('B01', 'scores') checks your "
-                    "variable scores for problem II.3.B01; check('B01') checks every part.")
+                    f"variable scores for problem {full_id('B01')}; check('B01') checks every part.")
     return _guarded(item_id, names, answers, seed, sys._getframe(1).f_globals)
 
 
 def hint(item_id: str | None = None, n: int | None = None) -> Note:
     """The next hint for an item (one more each call), or hint ``n`` (1-based) again."""
     if item_id is None:
-        return Note("Which item?", "Name the item: hint('B01') gives the next hint for problem II.3.B01.")
+        return Note("Which item?", f"Name the item: hint('B01') gives the next hint for problem {full_id('B01')}.")
     try:
         item = get_item(item_id)
     except (KeyError, TypeError):

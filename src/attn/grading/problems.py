@@ -40,7 +40,7 @@ def _sm(ns, S, axis=-1) -> np.ndarray:
     return attn.softmax(_masked(ns, S), tau=getattr(ns, "tau", 1.0), axis=axis)
 
 
-def score_mistakes(ns_dk: str = "d_k") -> list[Mistake]:
+def score_mistakes() -> list[Mistake]:
     return [
         Mistake("forgot_scale", lambda ns: _raw(ns),
                 "These are the raw dot products Q Kᵀ. Scaled dot-product attention divides every score by √d_k."),

@@ -294,7 +294,7 @@ def table(items, folder: str | os.PathLike | None = None) -> Table | Note:
     for it in items:
         parts = data["items"].get(it.id, {}).get("parts", {})
         done = sum(parts.get(p, {}).get("status") == CORRECT for p in it.part_names)
-        rows.append([f"II.3.{it.id}", it.title, item_status(data, it), f"{done}/{len(it.parts)}"])
+        rows.append([it.full_id, it.title, item_status(data, it), f"{done}/{len(it.parts)}"])
     n_ok = sum(r[2] == CORRECT for r in rows)
     footer = f"{n_ok} of {len(rows)} items correct."
     if note is not None:

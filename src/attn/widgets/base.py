@@ -20,6 +20,15 @@ from matplotlib.text import Text
 from .live import live_json
 
 
+def vector_plane(ax, xlim=None, ylim=None) -> None:
+    """Set up ``ax`` for 2-d vectors: equal aspect, faint lines through the origin, optional limits."""
+    ax.set_aspect("equal")
+    ax.axhline(0, color="0.85", lw=0.8)
+    ax.axvline(0, color="0.85", lw=0.8)
+    if xlim is not None:
+        ax.set(xlim=xlim, ylim=ylim if ylim is not None else xlim)
+
+
 class Explorer(ABC):
     """A figure plus the parameters that drive it.
 
@@ -70,8 +79,15 @@ class Explorer(ABC):
         """Create the axes and artists once."""
 
     @abstractmethod
+    def compute(self) -> dict:
+        """What the picture shows for the current ``self.params``, computed by ``attn``: name -> number or array.
+
+        The one place an explorer computes: ``_redraw`` draws it, ``result`` is it and ``live_values``
+        names its numbers as the page shows them."""
+
+    @abstractmethod
     def _redraw(self) -> None:
-        """Set the artists' data from ``self.params``."""
+        """Set the artists' data from ``self.compute()``."""
 
     def controls(self) -> dict[str, widgets.Widget]:
         """name -> an ipywidgets control holding the current value, made from ``live_controls`` (the one
@@ -200,14 +216,19 @@ class Explorer(ABC):
             self._deferred = False
 
     def live_values(self) -> dict[str, float]:
-        """The numbers the page shows for the current state, by their ``data-name``, computed by ``attn``."""
+        """The numbers the page shows for the current state, by their ``data-name``, read from ``compute()``."""
         return {}
+
+    @property
+    def result(self) -> dict:
+        """What the picture shows now (``compute()`` for the current parameters), e.g. after a move in the page."""
+        return self.compute()
 
     def widget(self):
         """The live explorer (anywidget): drawn and computed in the browser, in JupyterLab and on the web page.
 
         Moving a control redraws at once in the browser; Python then learns the new state and
-        recomputes it (``explorer.params``, ``explorer.weights`` …). Running the same cell again closes
+        recomputes it (``explorer.params``, ``explorer.result``). Running the same cell again closes
         the widget it showed before.
         """
         from .live import make_widget

@@ -4,7 +4,7 @@ Each explorer declares its controls once (``Explorer.live_controls``, a list of 
 its data once (``Explorer.live_data``). The widget sends both to a small ES module
 (``js/common.js`` + ``js/<explorer>.js``) that draws plain SVG, computes the numbers in float64 and
 redraws on every input, in the reader's browser. In JupyterLab the module then hands the new state to
-Python (``state`` trait), where the explorer recomputes it with ``attn`` (``explorer.weights`` etc.
+Python (``state`` trait), where the explorer recomputes it with ``attn`` (``explorer.result`` etc.
 stay readable) and answers with ``seen`` = the state's serial number. On the static page myst-nb
 saves the widget's state (its ``_esm`` included); the vendored anywidget front end renders it and
 nothing waits for a kernel. Why anywidget: docs/live-explorers.md.

@@ -7,12 +7,13 @@ import numbers
 import numpy as np
 
 from ..attention import attention
+from ..palette import KEY, QUERY, SERIES, VALUE
 from ..wiring import project
-from .base import Explorer
+from .base import Explorer, vector_plane
 from .live import Control
 
-TOKEN_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito, as in Proposition 1's explorer
-Q_COLOUR, K_COLOUR, V_COLOUR = "#0072B2", "#D55E00", "#009E73"
+TOKEN_COLOURS = list(SERIES[:4])  # as the keys of Proposition 1's explorer
+Q_COLOUR, K_COLOUR, V_COLOUR = QUERY, KEY, VALUE
 
 
 def rotation_scale(angle_deg: float, scale: float) -> np.ndarray:
@@ -57,7 +58,8 @@ class ProjectionsExplorer(Explorer):
         return {"X": self.X, "colours": TOKEN_COLOURS, "qkv_colours": {"q": Q_COLOUR, "k": K_COLOUR, "v": V_COLOUR}}
 
     def live_values(self):
-        r, t = self.compute(), int(self.params["token"]) - 1
+        r = self.compute()
+        t = r["token"]
         values = {f"a{j + 1}": float(w) for j, w in enumerate(r["weights"][t])}
         for name, M in (("q", "Q"), ("k", "K"), ("v", "V"), ("o", "output")):
             values[f"{name}1"], values[f"{name}2"] = (float(c) for c in r[M][t])
@@ -80,23 +82,23 @@ class ProjectionsExplorer(Explorer):
                 rotation_scale(p["angle_V"], p["scale_V"]))
 
     def compute(self) -> dict[str, np.ndarray]:
-        """Q, K, V (4, 2), the weights (4, 4) and the output (4, 2) for the current matrices."""
+        """The chosen token's row index, and Q, K, V (4, 2), the weights (4, 4) and the output (4, 2)."""
+        t = int(self.params["token"]) - 1
+        if not 0 <= t < len(self.X):
+            raise ValueError(f"token must be 1 … {len(self.X)}; got {self.params['token']}")
         W_Q, W_K, W_V = self.matrices()
         Q = project(self.X, W_Q, "X", "W_Q")  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
         K = project(self.X, W_K, "X", "W_K")  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
         V = project(self.X, W_V, "X", "W_V")  # (T, d_model) @ (d_model, d_v) -> (T, d_v)
         out, A = attention(Q, K, V)
-        return {"Q": Q, "K": K, "V": V, "weights": A, "output": out}
+        return {"token": t, "Q": Q, "K": K, "V": V, "weights": A, "output": out}
 
     # -- drawing --------------------------------------------------------
     def _draw(self):
         ax_x, ax_w, ax_v = self.fig.subplots(1, 3, width_ratios=[1, 0.9, 1])
         self.ax_x, self.ax_w, self.ax_v = ax_x, ax_w, ax_v
         for ax in (ax_x, ax_v):
-            ax.set_aspect("equal")
-            ax.axhline(0, color="0.85", lw=0.8)
-            ax.axvline(0, color="0.85", lw=0.8)
-            ax.set(xlim=(-3, 3), ylim=(-3, 3))
+            vector_plane(ax, (-3, 3))
         ax_x.scatter(self.X[:, 0], self.X[:, 1], s=25, c=TOKEN_COLOURS, zorder=2)
         for j, (x, y) in enumerate(self.X):
             ax_x.text(x + 0.1, y - 0.35, f"$x_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)
@@ -127,10 +129,8 @@ class ProjectionsExplorer(Explorer):
                 self.hull_fill, self.hull_line, self.value_dots, *self.value_text, self.out_dot]
 
     def _redraw(self):
-        t = int(self.params["token"]) - 1
-        if not 0 <= t < len(self.X):
-            raise ValueError(f"token must be 1 … {len(self.X)}; got {self.params['token']}")
         r = self.compute()
+        t = r["token"]
         vecs = {"x": self.X[t], "q": r["Q"][t], "k": r["K"][t], "v": r["V"][t]}
         self.x_arrow.xy = tuple(vecs["x"])
         for name in ("q", "k", "v"):
@@ -157,4 +157,3 @@ class ProjectionsExplorer(Explorer):
             text.set_position(v + 0.12)
         o = r["output"][t]
         self.out_dot.set_data([o[0]], [o[1]])
-        self.result = {"token": t, "q": vecs["q"], "k": vecs["k"], "v": vecs["v"], "weights": a, "output": o}

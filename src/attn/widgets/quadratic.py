@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..scaling import fit_loglog_slope, measure_attention, measure_score_matrix
+from ..cost import fit_loglog_slope, measure_attention, measure_score_matrix
+from ..palette import BLOCKED, NAIVE
 from .base import Explorer
 from .live import Control
 
-NAIVE, BLOCKED = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion
 
 
 class QuadraticCostExplorer(Explorer):
@@ -48,7 +48,7 @@ class QuadraticCostExplorer(Explorer):
         return [Control("T", "T", "choice", options=[(str(int(t)), int(t)) for t in self.T_values], ordered=True)]
 
     def live_state(self):
-        return {"T": self._nearest()}
+        return {"T": self.compute()["T"]}
 
     def live_data(self):
         T = self.T_values
@@ -59,12 +59,18 @@ class QuadraticCostExplorer(Explorer):
                 "slope_time": self.fit_time.slope, "slope_full": self.fit_naive.slope,
                 "slope_blocked": self.fit_blocked.slope}
 
-    def live_values(self):
-        i = int(np.argmin(np.abs(self.T_values - self.params["T"])))
+    def compute(self):
+        """At the measured length nearest the chosen T: T, its index, T² entries, the score matrix's MiB,
+        the time to form it (ms) and the peak memory of naive and blocked attention (MiB), as measured."""
+        i = int(np.argmin(np.abs(np.log(self.T_values) - np.log(self.params["T"]))))  # nearest measured length
         T = int(self.T_values[i])
-        return {"T": float(T), "entries": float(T * T), "score_mib": float(self.time.score_bytes[i] / 2**20),
+        return {"T": T, "index": i, "entries": T * T, "score_mib": float(self.time.score_bytes[i] / 2**20),
                 "ms": float(self.time.seconds[i] * 1e3), "mib_full": float(self.naive.peak_bytes[i] / 2**20),
                 "mib_blocked": float(self.blocked.peak_bytes[i] / 2**20)}
+
+    def live_values(self):
+        r = self.compute()
+        return {k: float(r[k]) for k in ("T", "entries", "score_mib", "ms", "mib_full", "mib_blocked")}
 
     def _draw(self):
         ax_t, ax_m = self.fig.subplots(1, 2)
@@ -96,18 +102,13 @@ class QuadraticCostExplorer(Explorer):
         return [*self.vlines, self.marker_t, self.marker_m, self.note]
 
     def _redraw(self):
-        T = int(self.params["T"])
-        i = int(np.argmin(np.abs(np.log(self.T_values) - np.log(T))))  # nearest measured length
-        T = int(self.T_values[i])
+        r = self.compute()
+        T = r["T"]
         for line in self.vlines:
             line.set_xdata([T, T])
-        self.marker_t.set_data([T], [self.time.seconds[i] * 1e3])
-        self.marker_m.set_data([T], [self.naive.peak_bytes[i] / 2**20])
+        self.marker_t.set_data([T], [r["ms"]])
+        self.marker_m.set_data([T], [r["mib_full"]])
         self.note.set_text(
-            f"T = {T}: the score matrix has T² = {T * T:,} entries ({self.time.score_bytes[i] / 2**20:.1f} MiB), "
-            f"formed in {self.time.seconds[i] * 1e3:.2f} ms"
+            f"T = {T}: the score matrix has T² = {r['entries']:,} entries ({r['score_mib']:.1f} MiB), "
+            f"formed in {r['ms']:.2f} ms"
         )
-        self.selected = i
-
-    def _nearest(self) -> int:
-        return int(self.T_values[int(np.argmin(np.abs(self.T_values - self.params["T"])))])

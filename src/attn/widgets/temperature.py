@@ -7,13 +7,14 @@ import numpy as np
 
 from .._validate import check_tau
 from ..attention import scores
-from ..calculus import entropy
+from ..measures import entropy
+from ..palette import BLUE
 from ..softmax import softmax
 from ..examples import figure3
 from .base import Explorer
 from .live import Control, plain_text
 
-BAR = "#0072B2"
+BAR = BLUE
 TAU_MIN, TAU_MAX = 1e-2, 1e2  # the slider's range; the entropy curve covers it
 
 
@@ -65,9 +66,15 @@ class TemperatureExplorer(Explorer):
                 "marks": [[plain_text(name), float(tau)] for name, tau in self.marks.items()],
                 "taus": self.taus, "entropy": self.entropy_curve}
 
+    def compute(self):
+        """τ, the weights softmax(x / τ) (T,) and their entropy in nats."""
+        tau = float(self.params["tau"])
+        w = softmax(self.x, tau=tau)  # validates τ > 0
+        return {"tau": tau, "weights": w, "entropy": float(entropy(w))}
+
     def live_values(self):
-        w = softmax(self.x, tau=float(self.params["tau"]))
-        return {**{f"w{j + 1}": float(v) for j, v in enumerate(w)}, "H": float(entropy(w))}
+        r = self.compute()
+        return {**{f"w{j + 1}": float(v) for j, v in enumerate(r["weights"])}, "H": r["entropy"]}
 
     def _draw(self):
         ax_w, ax_h = self.fig.subplots(1, 2, width_ratios=[1.1, 1])
@@ -100,9 +107,8 @@ class TemperatureExplorer(Explorer):
         return [*self.bars, *self.bar_text, self.marker, self.ax_w.title, self.ax_h.title]
 
     def _redraw(self):
-        tau = float(self.params["tau"])
-        w = softmax(self.x, tau=tau)  # validates τ > 0
-        H = float(entropy(w))
+        r = self.compute()
+        tau, w, H = r["tau"], r["weights"], r["entropy"]
         for bar, wi in zip(self.bars, w):
             bar.set_height(wi)
         for j, (text, wi) in enumerate(zip(self.bar_text, w)):
@@ -111,4 +117,3 @@ class TemperatureExplorer(Explorer):
         self.marker.set_data([tau], [H])
         self.ax_w.set_title(f"softmax(x / τ) at τ = {tau:.3g}", fontsize=10)  # plain text: see base.Explorer
         self.ax_h.set_title(f"entropy {H:.2f} nats (max log T = {math.log(self.x.size):.2f})", fontsize=10)
-        self.result = {"tau": tau, "weights": w, "entropy": H}

@@ -5,10 +5,11 @@ import numpy as np
 
 from .. import attention, scores
 from ..examples import figure3
-from .base import Explorer
+from ..palette import SERIES
+from .base import Explorer, vector_plane
 from .live import Control
 
-KEY_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]  # Okabe-Ito: readable with colour-blindness
+KEY_COLOURS = list(SERIES[:4])
 NO_SHRINK = dict(shrinkA=0, shrinkB=0)  # arrows from the origin to the point: no path clipping per draw
 
 
@@ -73,12 +74,18 @@ class WeightedAverageExplorer(Explorer):
             self.K = saved
             raise
 
-    def live_values(self):
+    def compute(self):
+        """The query q (2,), its scores against the keys (4,), its weights (4,) and the output (2,)."""
         q = np.array([[self.params["q1"], self.params["q2"]]])  # (1, 2)
+        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])  # (1, 2), (1, 4); checks K first
         s = scores(q, self.K)[0]  # (1, 2) @ (2, 4) / √2 -> (4,)
-        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])
-        return {**{f"s{i + 1}": float(v) for i, v in enumerate(s)}, **{f"w{i + 1}": float(v) for i, v in enumerate(w[0])},
-                "o1": float(out[0, 0]), "o2": float(out[0, 1])}
+        return {"q": q[0], "scores": s, "weights": w[0], "output": out[0]}
+
+    def live_values(self):
+        r = self.compute()
+        return {**{f"s{i + 1}": float(v) for i, v in enumerate(r["scores"])},
+                **{f"w{i + 1}": float(v) for i, v in enumerate(r["weights"])},
+                "o1": float(r["output"][0]), "o2": float(r["output"][1])}
 
     def _sync_key(self):
         i = int(self.params["key"]) - 1
@@ -89,11 +96,9 @@ class WeightedAverageExplorer(Explorer):
     def _draw(self):
         ax_k, ax_w, ax_v = self.fig.subplots(1, 3, width_ratios=[1, 1.1, 1])
         self.ax_k, self.ax_w, self.ax_v = ax_k, ax_w, ax_v
-        for ax in (ax_k, ax_v):
-            ax.set_aspect("equal")
-            ax.axhline(0, color="0.85", lw=0.8)
-            ax.axvline(0, color="0.85", lw=0.8)
-        ax_k.set(xlim=(-2.2, 2.2), ylim=(-2.2, 2.2), title="query and keys")
+        vector_plane(ax_k, (-2.2, 2.2))
+        vector_plane(ax_v)
+        ax_k.set_title("query and keys")
         self.key_arrows = [ax_k.annotate("", xy=(0, 0), xytext=(0, 0),
                                          arrowprops=dict(arrowstyle="->", color=c, lw=2, **NO_SHRINK)) for c in KEY_COLOURS]
         self.key_labels = [ax_k.text(0, 0, f"$k_{i + 1}$", color=c, fontsize=11) for i, c in enumerate(KEY_COLOURS)]
@@ -122,11 +127,10 @@ class WeightedAverageExplorer(Explorer):
 
     def _redraw(self):
         self._sync_key()
-        q = np.array([[self.params["q1"], self.params["q2"]]])
-        out, w = attention(q, self.K, self.V0, tau=self.params["tau"])
-        w = w[0]
-        self.q_arrow.xy = tuple(q[0])
-        self.q_label.set_position(q[0] * 1.08)
+        r = self.compute()
+        q, w, o = r["q"], r["weights"], r["output"]
+        self.q_arrow.xy = tuple(q)
+        self.q_label.set_position(q * 1.08)
         for arrow, label, k in zip(self.key_arrows, self.key_labels, self.K):
             arrow.xy = tuple(k)
             label.set_position(k * 1.1)
@@ -136,9 +140,8 @@ class WeightedAverageExplorer(Explorer):
             text.set_position((wi + 0.02, i))
             text.set_text(f"{wi:.2f}")
         self.value_dots.set_sizes(40 + 400 * w)
-        self.out_dot.set_data([out[0, 0]], [out[0, 1]])
+        self.out_dot.set_data([o[0]], [o[1]])
         self.ax_w.set_title(f"softmax(q·kᵢ / √2 / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
-        self.weights, self.output = w, out[0]
 
     def controls(self):
         c = super().controls()

@@ -57,7 +57,8 @@ class WiringExplorer(Explorer):
                 "v_max": v_max, "viridis": colour_table("viridis"), "cividis": colour_table("cividis")}
 
     def live_values(self):
-        S, w, out = self.compute()
+        r = self.compute()
+        S, w, out = r["scores"], r["weights"], r["output"]
         values = {}
         for name, M in (("S", S), ("W", w), ("O", out)):
             for (i, j), v in np.ndenumerate(M):
@@ -79,14 +80,14 @@ class WiringExplorer(Explorer):
         return self.Y[:T_k], T_k
 
     def compute(self):
-        """(S, weights, output) for the current parameters, straight from ``attn``."""
+        """The scores S, the weights and the output, (T_q, T_k), (T_q, T_k), (T_q, d_v), straight from ``attn``."""
         source, _ = self.sources()
         if self.params["wiring"] == "self":
             out, w = self_attention(self.X, self.W_Q, self.W_K, self.W_V)
         else:
             out, w = cross_attention(self.X, source, self.W_Q, self.W_K, self.W_V)
         S = scores(self.X @ self.W_Q, source @ self.W_K)  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
-        return S, w, out
+        return {"scores": S, "weights": w, "output": out}
 
     def _draw(self):
         ax_s, ax_w, ax_o = self.fig.subplots(1, 3, width_ratios=[self.T_k_max, self.T_k_max, self.d_v + 1.5])
@@ -124,7 +125,8 @@ class WiringExplorer(Explorer):
                 self.suptitle]
 
     def _redraw(self):
-        S, w, out = self.compute()
+        r = self.compute()
+        S, w, out = r["scores"], r["weights"], r["output"]
         T_k = S.shape[1]
         extent = (-0.5, T_k - 0.5, self.T_q - 0.5, -0.5)
         for im, data in ((self.im_s, S), (self.im_w, w)):
@@ -141,7 +143,6 @@ class WiringExplorer(Explorer):
             self.suptitle.set_text(f"self-attention: Q, K, V all from X  (T = {self.T_q})")
         else:
             self.suptitle.set_text(f"cross-attention: Q from X (T_q = {self.T_q}); K, V from Y (T_k = {T_k})")
-        self.S, self.weights, self.output = S, w, out
 
     def controls(self):
         c = super().controls()

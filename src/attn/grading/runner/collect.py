@@ -19,7 +19,9 @@ from ..feedback import NOT_TRIED
 from ..run import Outcome
 
 LIMITS = {"str": 100_000, "elements": 1_000_000, "bytes": 4_000_000, "total": 32_000_000}
-_KERNEL_SIDE = (Path(__file__).parent / "kernel_side.py").read_text(encoding="utf-8")
+# attn.grading.stub first (is_stub, standard library only), then the last cell's own code
+_KERNEL_SIDE = "\n\n".join(path.read_text(encoding="utf-8")
+                             for path in (Path(__file__).parents[1] / "stub.py", Path(__file__).parent / "kernel_side.py"))
 
 
 class Opaque:

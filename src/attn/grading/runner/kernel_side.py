@@ -4,7 +4,8 @@ It only hands values over: it reads the variables the grader asks for, runs
 each function part on its cases in a forked, time-limited child process, and
 prints one line ``NONCE<json>``. Nothing here decides a verdict; everything it
 prints is treated by the grader as hostile data (see ``collect.py``).
-Kept free of attn imports: the notebook may have patched attn.
+Kept free of attn imports: the notebook may have patched attn. ``is_stub`` is the text of
+``attn/grading/stub.py``, sent ahead of this file (the same test as ``attn.grading.run.is_stub``).
 """
 
 
@@ -47,13 +48,10 @@ def _attn_collect(ns, request):
                 return {"$": "object", "type": type(v).__name__, "text": f"a {type(v).__name__} of {len(v)} items"}
             return {"$": "list" if isinstance(v, list) else "tuple", "items": [enc(x, depth + 1) for x in v]}
         if callable(v):
-            code = getattr(v, "__code__", None)
-            stub = False
-            if code is not None:
-                import dis
-                ops = [(i.opname, i.argval) for i in dis.get_instructions(code)
-                       if i.opname not in ("RESUME", "NOP", "CACHE")]
-                stub = ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+            try:
+                stub = bool(is_stub(v))  # noqa: F821 - defined by stub.py, sent ahead of this file
+            except Exception:  # noqa: BLE001 - a hostile object: not a stub
+                stub = False
             return {"$": "function", "name": str(getattr(v, "__name__", "function"))[:80], "stub": stub}
         try:  # array-likes (pandas, torch, np.matrix) and plain numbers (Fraction, Decimal), as NumPy reads them
             if hasattr(v, "__array__"):

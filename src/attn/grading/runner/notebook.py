@@ -11,11 +11,13 @@ import stat
 import unicodedata
 from pathlib import Path
 
+from ..items import CHAPTER
+
 NOTEBOOK_SUFFIXES = (".md", ".ipynb")
 MAX_BYTES = 20 * 2**20  # a notebook larger than this is not read (a learner's notebook is a few hundred kB)
 GRADER_CALLS = {"check", "hint", "progress", "record_progress"}
 
-_ITEM = r"[\"'](?:II\.3\.)?([A-Za-z]\d\d)[\"']"
+_ITEM = r"[\"'](?:" + re.escape(CHAPTER + ".") + r")?([A-Za-z]\d\d)[\"']"  # "B01" or "II.3.B01"
 _CALL_RE = re.compile(r"\b(?:check|hint)\(\s*" + _ITEM)
 _VARIANT_RE = re.compile(r"\bvariant\(\s*" + _ITEM + r"(?:\s*,\s*(?:seed\s*=\s*)?(\w+))?")
 _CHECK_SEED_RE = re.compile(r"\bcheck\(\s*" + _ITEM + r"[^)]*?\bseed\s*=\s*(\d+)")

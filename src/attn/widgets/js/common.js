@@ -254,6 +254,37 @@ function arrowMarkers(svgRoot, colours) {
   return ids;
 }
 
+// The weights panel of Propositions 1 and 2 (x 350 to 580, y 40 to 250): one horizontal bar per key k_j on
+// [0, xMax], its value beside it (data-name from dataName(j), if given). Returns {bx, title, bars}.
+function weightPanel(root, colours, xMax, xLabel, dataName = null) {
+  const bx = scale(0, xMax, 350, 580);
+  const g = svg("g", {}, root);
+  const title = panelTitle(g, 465, 18, "");
+  svg("line", {x1: bx(0), x2: bx(0), y1: 40, y2: 250, class: "attn-axis"}, g);
+  svg("line", {x1: bx(0), x2: bx(xMax), y1: 250, y2: 250, class: "attn-axis"}, g);
+  axis(g, bx, [0, 0.25, 0.5, 0.75, 1], {at: 250});
+  svg("text", {x: 465, y: 285, "text-anchor": "middle", class: "attn-tick"}, g).textContent = xLabel;
+  const bars = colours.map((c, j) => {
+    const y = 50 + j * 50;
+    svg("text", {x: bx(0) - 6, y: y + 20, "text-anchor": "end", class: "attn-label"}, g).textContent = `k${j + 1}`;
+    const text = svg("text", {y: y + 21, class: "attn-tick"}, g);
+    if (dataName) text.dataset.name = dataName(j);
+    return {rect: svg("rect", {x: bx(0), y, height: 32, fill: c}, g), text};
+  });
+  return {bx, title, bars};
+}
+
+// Bars of a weightPanel set to the weights w (one per key).
+function setWeights(panel, w) {
+  const bx = panel.bx;
+  w.forEach((wj, j) => {
+    const b = panel.bars[j];
+    b.rect.setAttribute("width", Math.max(0, bx(wj) - bx(0)));
+    b.text.setAttribute("x", bx(wj) + 4);
+    setNum(b.text, wj, 2);
+  });
+}
+
 function panelTitle(g, x, y, text) {
   const t = svg("text", {x, y, "text-anchor": "middle", class: "attn-title"}, g);
   t.textContent = text;

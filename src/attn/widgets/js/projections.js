@@ -42,20 +42,7 @@ const EXPLORER = {
       ctx.arrows[name] = {line, label, handle};
     }
     // middle: the weights w_tj
-    const bx = scale(0, 1.2, 350, 580);
-    ctx.bx = bx;
-    const gw = svg("g", {}, root);
-    ctx.wTitle = panelTitle(gw, 465, 18, "");
-    svg("line", {x1: bx(0), x2: bx(0), y1: 40, y2: 250, class: "attn-axis"}, gw);
-    svg("line", {x1: bx(0), x2: bx(1.2), y1: 250, y2: 250, class: "attn-axis"}, gw);
-    axis(gw, bx, [0, 0.25, 0.5, 0.75, 1], {at: 250});
-    svg("text", {x: 465, y: 285, "text-anchor": "middle", class: "attn-tick"}, gw).textContent = "weight w_tj";
-    ctx.bars = C.map((c, j) => {
-      const y = 50 + j * 50;
-      svg("text", {x: bx(0) - 6, y: y + 20, "text-anchor": "end", class: "attn-label"}, gw).textContent = `k${j + 1}`;
-      return {rect: svg("rect", {x: bx(0), y, height: 32, fill: c}, gw),
-              text: svg("text", {y: y + 21, class: "attn-tick"}, gw)};
-    });
+    ctx.weights = weightPanel(root, C, 1.2, "weight w_tj");
     // right: values, their hull, the output
     const vx = scale(-3, 3, 630, 880), vy = scale(-3, 3, 280, 30);
     ctx.vx = vx; ctx.vy = vy;
@@ -97,7 +84,7 @@ const EXPLORER = {
 
   draw(ctx, s, r) {
     ctx.state = s; ctx.result = r;
-    const {sx, sy, bx, vx, vy} = ctx, n = r.t + 1;
+    const {sx, sy, vx, vy} = ctx, n = r.t + 1;
     ctx.xArrow.setAttribute("x2", sx(r.x[0])); ctx.xArrow.setAttribute("y2", sy(r.x[1]));
     ctx.xTitle.textContent = `token x${n} and its q, k, v`;
     for (const name of ["q", "k", "v"]) {
@@ -109,12 +96,9 @@ const EXPLORER = {
       a.label.textContent = `${name}${n}`;
       setNum(ctx.cells[name][0], p[0], 3); setNum(ctx.cells[name][1], p[1], 3);
     }
-    ctx.wTitle.textContent = `weights of q${n}: softmax(q${n}·kⱼ / √2)`;
+    ctx.weights.title.textContent = `weights of q${n}: softmax(q${n}·kⱼ / √2)`;
+    setWeights(ctx.weights, r.a);
     r.a.forEach((w, j) => {
-      const b = ctx.bars[j];
-      b.rect.setAttribute("width", Math.max(0, bx(w) - bx(0)));
-      b.text.setAttribute("x", bx(w) + 4);
-      b.text.textContent = fmt(w, 2);
       setNum(ctx.wcells[j], w, 3);
       const v = r.V[j], d = ctx.dots[j];
       d.dot.setAttribute("cx", vx(v[0])); d.dot.setAttribute("cy", vy(v[1]));

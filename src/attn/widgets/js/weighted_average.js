@@ -37,21 +37,7 @@ const EXPLORER = {
     }, root);
 
     // middle panel: the weights as bars, [0, 1.15] on 230 px
-    const bx = scale(0, 1.15, 350, 580);
-    ctx.bx = bx;
-    const gw = svg("g", {}, root);
-    ctx.wTitle = panelTitle(gw, 465, 18, "");
-    svg("line", {x1: bx(0), x2: bx(0), y1: 40, y2: 250, class: "attn-axis"}, gw);
-    svg("line", {x1: bx(0), x2: bx(1.15), y1: 250, y2: 250, class: "attn-axis"}, gw);
-    axis(gw, bx, [0, 0.25, 0.5, 0.75, 1], {at: 250});
-    svg("text", {x: 465, y: 285, "text-anchor": "middle", class: "attn-tick"}, gw).textContent = "weight wᵢ";
-    ctx.bars = C.map((c, i) => {
-      const y = 50 + i * 50;
-      svg("text", {x: bx(0) - 6, y: y + 20, "text-anchor": "end", class: "attn-label"}, gw).textContent = `k${i + 1}`;
-      const rect = svg("rect", {x: bx(0), y, height: 32, fill: c}, gw);
-      const text = svg("text", {y: y + 21, class: "attn-tick", "data-name": `w${i + 1}`}, gw);
-      return {rect, text};
-    });
+    ctx.weights = weightPanel(root, C, 1.15, "weight wᵢ", i => `w${i + 1}`);
 
     // right panel: the values, their hull, the output; x [-1.8, 3.8], y [-0.8, 3.8], equal aspect
     const u = 250 / 5.6, vx = scale(-1.8, 3.8, 630, 880), vy = scale(-0.8, 3.8, 30 + 4.6 * u, 30);
@@ -108,7 +94,7 @@ const EXPLORER = {
 
   draw(ctx, s, r) {
     ctx.state = s;
-    const {sx, sy, bx, vx, vy} = ctx;
+    const {sx, sy, vx, vy} = ctx;
     s.K.forEach(([x, y], i) => {
       const k = ctx.keys[i];
       k.line.setAttribute("x2", sx(x)); k.line.setAttribute("y2", sy(y));
@@ -121,12 +107,9 @@ const EXPLORER = {
     q.handle.setAttribute("cx", sx(s.q1)); q.handle.setAttribute("cy", sy(s.q2));
     setPoint(q.handle, s.q1, s.q2, `q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)})`);
     q.label.setAttribute("x", sx(s.q1 * 1.08) + 6); q.label.setAttribute("y", sy(s.q2 * 1.08) - 6);
-    ctx.wTitle.textContent = `softmax(q·kᵢ / √2 / τ), τ = ${s.tau.toPrecision(3)}`;
+    ctx.weights.title.textContent = `softmax(q·kᵢ / √2 / τ), τ = ${s.tau.toPrecision(3)}`;
+    setWeights(ctx.weights, r.w);
     r.w.forEach((w, i) => {
-      const b = ctx.bars[i];
-      b.rect.setAttribute("width", Math.max(0, bx(w) - bx(0)));
-      b.text.setAttribute("x", bx(w) + 4);
-      setNum(b.text, w, 2);
       setNum(ctx.cells.w[i], w, 3);
       setNum(ctx.cells.s[i], r.scores[i], 3);
       ctx.dots[i].setAttribute("r", Math.sqrt(40 + 400 * w) / 1.6);

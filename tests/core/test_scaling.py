@@ -1,0 +1,109 @@
+"""attn.cost: the measurement helpers behind Proposition 5 (no timing assertions: memory is deterministic)."""
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attn.cost import (
+    LogLogFit,
+    Measurement,
+    fit_loglog_slope,
+    measure,
+    measure_attention,
+    measure_score_matrix,
+)
+
+
+def test_fit_recovers_a_power_law_by_hand():
+    # y = 3 x²: log y = log 3 + 2 log x exactly
+    x = [1, 2, 4, 8]
+    fit = fit_loglog_slope(x, [3, 12, 48, 192])
+    assert isinstance(fit, LogLogFit)
+    assert fit.slope == pytest.approx(2.0, abs=1e-12)
+    assert np.exp(fit.intercept) == pytest.approx(3.0, rel=1e-12)
+    assert fit.r_squared == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(fit.predict([16]), [768.0], rtol=1e-12)
+
+
+@given(st.floats(-3, 3), st.floats(0.01, 100), st.lists(st.floats(0.1, 1e4), min_size=2, max_size=8, unique=True))
+def test_fit_is_exact_on_any_power_law(b, c, xs):
+    xs = np.array(xs)
+    if np.ptp(np.log(xs)) < 1e-3:
+        return  # nearly equal x: the slope is ill-conditioned
+    fit = fit_loglog_slope(xs, c * xs**b)
+    assert fit.slope == pytest.approx(b, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "x, y, match",
+    [
+        ([1, 2], [1], "same length"),
+        ([[1, 2]], [[1, 2]], "1-D"),
+        ([1], [1], "at least two"),
+        ([1, 0], [1, 2], r"x\[1\] = 0.0"),
+        ([1, 2], [1, -2], r"y\[1\] = -2.0"),
+        ([1, 2], [1, np.nan], "finite"),
+        ([3, 3], [1, 2], "all x are equal"),
+    ],
+)
+def test_fit_errors(x, y, match):
+    with pytest.raises(ValueError, match=match):
+        fit_loglog_slope(x, y)
+
+
+def test_measure_returns_one_row_per_T():
+    m = measure(lambda Q, K, V: Q @ K.T, [4, 8, 16], d_k=3, repeats=2)
+    assert isinstance(m, Measurement)
+    assert m.T.tolist() == [4, 8, 16]
+    assert m.seconds.shape == m.peak_bytes.shape == m.score_bytes.shape == (3,)
+    assert (m.seconds > 0).all() and (m.peak_bytes >= 0).all()
+    assert m.score_bytes.tolist() == [4 * 4 * 8, 8 * 8 * 8, 16 * 16 * 8]
+
+
+def test_score_matrix_memory_is_quadratic():
+    m = measure_score_matrix([256, 512, 1024], d_k=16, repeats=1)
+    assert (m.peak_bytes >= m.score_bytes).all()  # at least the (T, T) matrix itself
+    assert (m.peak_bytes <= 3 * m.score_bytes).all()  # and not much more
+    assert fit_loglog_slope(m.T, m.peak_bytes).slope == pytest.approx(2.0, abs=0.15)
+
+
+def test_naive_memory_quadratic_blocked_linear():
+    Ts = [256, 512, 1024, 2048]
+    naive = measure_attention(Ts, d_k=16, repeats=1)
+    blocked = measure_attention(Ts, d_k=16, repeats=1, blocked=True, block_size=64)
+    assert fit_loglog_slope(naive.T, naive.peak_bytes).slope == pytest.approx(2.0, abs=0.15)
+    assert fit_loglog_slope(blocked.T, blocked.peak_bytes).slope == pytest.approx(1.0, abs=0.15)
+    assert blocked.peak_bytes[-1] < naive.peak_bytes[-1] / 10
+
+
+def test_measure_leaves_an_outer_trace_running():
+    tracemalloc.start()
+    try:
+        measure_score_matrix([8], repeats=1)
+        assert tracemalloc.is_tracing()
+    finally:
+        tracemalloc.stop()
+
+
+def test_score_matrix_bytes():
+    from attn import score_matrix_bytes  # one definition, in attn.cost
+
+    assert score_matrix_bytes(32768, 32768, np.float32) == 4 * 2**30  # 32768² float32 entries: 4 GiB
+    assert score_matrix_bytes(3, 5, np.float64) == 120
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        (dict(T_values=[]), ValueError),
+        (dict(T_values=[0, 4]), ValueError),
+        (dict(T_values=[2.5]), TypeError),
+        (dict(T_values=[4], repeats=0), ValueError),
+        (dict(T_values=[4], d_k=0), ValueError),
+    ],
+)
+def test_measure_errors(kwargs, exc):
+    with pytest.raises(exc):
+        measure_score_matrix(**kwargs)

@@ -1,0 +1,160 @@
+"""Explorers of Propositions 2 and 3 and the temperature explorer: update redraws the existing artists with attn's numbers."""
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import ipywidgets as widgets  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import attn  # noqa: E402
+from attn.examples import figure3  # noqa: E402
+from attn.widgets.projections import ProjectionsExplorer, rotation_scale  # noqa: E402
+from attn.widgets.divisor import D_K_GRID, DivisorExplorer  # noqa: E402
+from attn.widgets.temperature import TemperatureExplorer  # noqa: E402
+
+
+def artist_counts(fig):
+    return [(len(ax.patches), len(ax.lines), len(ax.texts), len(ax.collections)) for ax in fig.axes]
+
+
+def assert_updates_in_place(explorer, **params):
+    fig, counts, n_open = explorer.fig, artist_counts(explorer.fig), len(plt.get_fignums())
+    explorer.update(**params)
+    assert explorer.fig is fig
+    assert artist_counts(fig) == counts  # no artist added or duplicated
+    assert len(plt.get_fignums()) == n_open  # no new figure
+
+
+# ---------------------------------------------------------------- Proposition 2
+@pytest.mark.parametrize("params", [dict(token=2), dict(token=4, angle_V=45.0), dict(angle_Q=-120.0, scale_K=0.3),
+                                    dict(token=3, scale_V=0.0)])
+def test_projections_explorer_shows_attn_numbers(params):
+    e = ProjectionsExplorer()
+    assert_updates_in_place(e, **params)
+    p = e.params
+    t = p["token"] - 1
+    W_Q, W_K, W_V = (rotation_scale(p[f"angle_{m}"], p[f"scale_{m}"]) for m in "QKV")
+    out, w = attn.self_attention(e.X, W_Q, W_K, W_V)
+    np.testing.assert_allclose([b.get_width() for b in e.bars], w[t])
+    np.testing.assert_allclose(np.ravel(e.out_dot.get_data()), out[t])
+    np.testing.assert_allclose(e.qkv_arrows["q"].xy, e.X[t] @ W_Q)
+    np.testing.assert_allclose(e.qkv_arrows["k"].xy, e.X[t] @ W_K)
+    np.testing.assert_allclose(e.qkv_arrows["v"].xy, e.X[t] @ W_V)
+    np.testing.assert_allclose(e.value_dots.get_offsets(), e.X @ W_V)
+    assert [b.get_width() for b in e.bars] == pytest.approx(list(e.result["weights"][t]))
+
+
+def test_turning_W_V_moves_output_not_bars_and_W_Q_the_reverse():
+    e = ProjectionsExplorer()
+    bars0, out0 = [b.get_width() for b in e.bars], np.ravel(e.out_dot.get_data()).copy()
+    e.update(angle_V=e.params["angle_V"] + 90)
+    assert [b.get_width() for b in e.bars] == pytest.approx(bars0)
+    R = rotation_scale(90, 1.0)
+    np.testing.assert_allclose(np.ravel(e.out_dot.get_data()), out0 @ R, atol=1e-12)  # the output turns with W_V
+    e.update(angle_Q=e.params["angle_Q"] + 60)
+    assert not np.allclose([b.get_width() for b in e.bars], bars0)
+
+
+def test_projections_rejects_a_missing_token():
+    with pytest.raises(ValueError, match="token"):
+        ProjectionsExplorer(token=5)
+    with pytest.raises(TypeError, match="no parameter"):
+        ProjectionsExplorer().update(W_Q=1)
+
+
+# ---------------------------------------------------------------- Proposition 3
+@pytest.fixture(scope="module")
+def scaling():
+    return DivisorExplorer()
+
+
+@pytest.mark.parametrize("d_k", [1, 16, 512])
+def test_scaling_explorer_histograms_bars_and_markers(scaling, d_k):
+    e = scaling
+    assert_updates_in_place(e, d_k=d_k)
+    x = attn.random_logits(d_k, T_k=e.T, n=e.n_hist, scaled=False, rng=d_k)
+    width = np.diff(e.edges)
+    data = e.hist_unscaled.get_data()
+    h_u = data.values
+    np.testing.assert_allclose(data.edges, e.edges)
+    np.testing.assert_allclose(h_u, np.histogram(x, e.edges)[0] / (x.size * width))
+    h_s = e.hist_scaled.get_data().values
+    np.testing.assert_allclose(h_s, np.histogram(x / math.sqrt(d_k), e.edges)[0] / (x.size * width))
+    assert abs(e.result["std_scaled"] - 1) < 0.1
+    assert abs(e.result["std_unscaled"] / math.sqrt(d_k) - 1) < 0.1
+    heights_u = np.array([b.get_height() for b in e.bars_unscaled])
+    heights_s = np.array([b.get_height() for b in e.bars_scaled])
+    np.testing.assert_allclose(heights_u.sum(), 1.0)
+    np.testing.assert_allclose(heights_s.sum(), 1.0)
+    if d_k <= 16:  # same query, same keys: the scaled bars are the unscaled ones at temperature √d_k
+        np.testing.assert_allclose(heights_s, attn.softmax(np.log(heights_u) / math.sqrt(d_k)), atol=1e-9)
+    i = D_K_GRID.index(d_k)
+    np.testing.assert_allclose(e.mark_g.get_data()[1], [e.curves["grad_unscaled"][i], e.curves["grad_scaled"][i]])
+    np.testing.assert_allclose(e.mark_m.get_data()[0], [d_k, d_k])
+
+
+def test_scaling_explorer_bars_saturate_at_large_d_k(scaling):
+    scaling.update(d_k=1024)
+    assert max(b.get_height() for b in scaling.bars_unscaled) > 0.9
+    assert max(b.get_height() for b in scaling.bars_scaled) < 0.7
+    with pytest.raises(ValueError, match="d_k"):
+        scaling.update(d_k=100)
+
+
+def test_scaling_slider_waits_for_release(scaling):
+    (slider,) = scaling.controls().values()
+    assert isinstance(slider, widgets.SelectionSlider) and slider.continuous_update is False
+    assert list(slider.options) == list(D_K_GRID)
+
+
+# ---------------------------------------------------------------- temperature
+@pytest.mark.parametrize("tau", [0.01, 0.3, 1.0, 8.0, 100.0])
+def test_temperature_explorer_bars_and_entropy(tau):
+    e = TemperatureExplorer()
+    assert_updates_in_place(e, tau=tau)
+    q, K, _ = figure3()
+    w = attn.softmax(attn.scores(q, K)[0], tau=tau)
+    np.testing.assert_allclose([b.get_height() for b in e.bars], w)
+    xs, ys = e.marker.get_data()
+    np.testing.assert_allclose([xs[0], ys[0]], [tau, float(attn.entropy(w))])
+
+
+def test_temperature_limits():
+    e = TemperatureExplorer([3.0, 1.0, 0.0, -2.0, 0.5])
+    e.update(tau=0.01)
+    assert max(b.get_height() for b in e.bars) > 0.999 and e.result["entropy"] < 1e-3  # one-hot
+    e.update(tau=100.0)
+    np.testing.assert_allclose([b.get_height() for b in e.bars], 0.2, atol=0.01)  # uniform
+    assert abs(e.result["entropy"] - math.log(5)) < 1e-3
+    assert np.all(np.diff(e.entropy_curve) > -1e-12)
+
+
+def test_temperature_default_is_figure3_and_bad_input_is_refused():
+    e = TemperatureExplorer()
+    np.testing.assert_allclose([b.get_height() for b in e.bars], [0.06, 0.61, 0.09, 0.24], atol=0.005)
+    with pytest.raises(ValueError):
+        TemperatureExplorer([1.0])
+    with pytest.raises(ValueError):
+        e.update(tau=0.0)
+
+
+def test_scrubber_and_widget_are_built_without_a_kernel():
+    e = TemperatureExplorer()
+    html = e.scrubber("tau", [0.1, 1.0, 10.0]).data
+    assert 'alt="' in html and "<img" in html
+    assert e.params["tau"] == 1.0  # restored after the animation
+    box = ProjectionsExplorer().png_widget()
+    assert isinstance(box, widgets.VBox)
+
+
+@pytest.mark.parametrize("make, bad, good_key", [(ProjectionsExplorer, dict(token=0), "token"),
+                                                 (TemperatureExplorer, dict(tau=-1.0), "tau")])
+def test_a_refused_value_leaves_the_explorer_unchanged(make, bad, good_key):
+    e = make()
+    before = dict(e.params)
+    with pytest.raises(ValueError):
+        e.update(**bad)
+    assert e.params == before

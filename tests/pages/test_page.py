@@ -1,0 +1,86 @@
+"""attn.page: the idioms the book's pages share (glue_values)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import myst_nb.ext.glue
+from myst_nb.ext.glue import GLUE_PREFIX
+
+from attn.page import glue_values, plain_value
+
+
+@pytest.fixture
+def published(monkeypatch):
+    """What myst-nb's glue hands to IPython's display: one (mimebundle, metadata) per call."""
+    calls = []
+    monkeypatch.setattr(myst_nb.ext.glue, "ipy_display", lambda bundle, raw, metadata: calls.append((bundle, metadata)))
+    return calls
+
+
+def glued(calls):
+    """{name: text/plain} for each glued value, checking it was glued without display."""
+    out = {}
+    for bundle, metadata in calls:
+        assert metadata["scrapbook"]["mime_prefix"] == GLUE_PREFIX  # display=False
+        assert all(key.startswith(GLUE_PREFIX) for key in bundle)
+        out[metadata["scrapbook"]["name"]] = bundle[GLUE_PREFIX + "text/plain"]
+    return out
+
+
+def test_glues_each_value_by_name_in_order_without_display(published):
+    glue_values(a=0.5, n_rows=7, label="three tokens", **{"w-1": 2.25})
+    assert list(glued(published).items()) == [("a", "0.5"), ("n_rows", "7"), ("label", "'three tokens'"),
+                                               ("w-1", "2.25")]
+
+
+def test_numpy_numbers_are_glued_as_plain_python_numbers(published):
+    glue_values(f32=np.float32(0.1), f16=np.float16(0.1), f64=np.float64(1 / 3), i64=np.int64(7),
+                u8=np.uint8(255), flag=np.bool_(True), zero_d=np.array(2.5))
+    assert glued(published) == {
+        "f32": repr(float(np.float32(0.1))),  # 0.10000000149011612: float32 widened exactly
+        "f16": repr(float(np.float16(0.1))),  # 0.0999755859375
+        "f64": "0.3333333333333333",
+        "i64": "7",
+        "u8": "255",
+        "flag": "True",
+        "zero_d": "2.5",
+    }
+
+
+def test_plain_value_keeps_types_that_are_not_numpy_numbers():
+    assert type(plain_value(np.float32(0.25))) is float and plain_value(np.float32(0.25)) == 0.25
+    assert type(plain_value(np.int32(-3))) is int and plain_value(np.int32(-3)) == -3
+    assert type(plain_value(np.bool_(False))) is bool
+    assert type(plain_value(7)) is int  # a Python int is not turned into a float
+    arr = np.arange(3.0)
+    assert plain_value(arr) is arr
+    assert plain_value("x") == "x"
+
+
+def test_values_built_in_a_loop_go_in_through_a_dict(published):
+    for j in range(3):
+        glue_values(**{f"w{j + 1}": np.float64(j / 4)})
+    assert glued(published) == {"w1": "0.0", "w2": "0.25", "w3": "0.5"}
+
+
+@pytest.mark.parametrize("name", ["a:b", "two words", "1st", "", "tick`", "p3.ratio"])
+def test_a_name_a_glue_role_cannot_hold_is_an_error_naming_it(published, name):
+    with pytest.raises(ValueError, match=repr(name).replace(".", r"\.")):
+        glue_values(**{name: 1.0})
+    assert published == []  # nothing glued, not even the valid names before it
+
+
+def test_gluing_nothing_is_an_error():
+    with pytest.raises(TypeError, match="at least one"):
+        glue_values()
+
+
+def test_import_attn_page_does_not_import_the_notebook_engine():
+    probe = "import attn.page, json, sys; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout)
+    assert "attn.page" in loaded
+    assert not [m for m in loaded if m.split(".")[0] in ("myst_nb", "IPython", "matplotlib")]
