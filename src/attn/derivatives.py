@@ -17,26 +17,26 @@ from .softmax import _softmax_work, softmax
 __all__ = ["attention_grad_query", "entropy_tau_derivative", "softmax_jacobian", "softmax_jacobian_norm"]
 
 
-def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
+def softmax_jacobian(w, tau: float = 1.0) -> np.ndarray:
     r"""Jacobian of the softmax with temperature, written through its output.
 
-    If :math:`s = \operatorname{softmax}(x/\tau)` then
+    If :math:`w = \operatorname{softmax}(x/\tau)` then
 
-    .. math:: \frac{\partial s_i}{\partial x_j} = \frac{1}{\tau}\bigl(\delta_{ij} s_i - s_i s_j\bigr),
-              \qquad J = \frac{1}{\tau}\bigl(\operatorname{diag}(s) - s s^\top\bigr).
+    .. math:: \frac{\partial w_i}{\partial x_j} = \frac{1}{\tau}\bigl(\delta_{ij} w_i - w_i w_j\bigr),
+              \qquad J = \frac{1}{\tau}\bigl(\operatorname{diag}(w) - w w^\top\bigr).
 
     Parameters
     ----------
-    s : array_like, shape (..., n), real
+    w : array_like, shape (..., n), real
         Softmax outputs (non-negative, summing to 1 along the last axis), e.g.
         ``attn.softmax(x, tau)``. Leading axes are a batch.
     tau : float, default 1.0
-        The temperature that produced ``s``; finite and > 0.
+        The temperature that produced ``w``; finite and > 0.
 
     Returns
     -------
     ndarray, shape (..., n, n)
-        Symmetric, positive semi-definite, every row summing to 0; float dtype of ``s``.
+        Symmetric, positive semi-definite, every row summing to 0; float dtype of ``w``.
 
     Dtypes
     ------
@@ -47,24 +47,24 @@ def softmax_jacobian(s, tau: float = 1.0) -> np.ndarray:
     Raises
     ------
     ValueError
-        ``s`` is empty, a scalar, non-finite, has a negative entry, or a slice
+        ``w`` is empty, a scalar, non-finite, has a negative entry, or a slice
         that does not sum to 1 (within ``sqrt(eps)`` of its dtype plus ``n · eps`` of float32, or of
-        float64 for float64 input); ``tau`` is not a finite number > 0; an entry ``s_i(1 - s_i)/τ`` that
+        float64 for float64 input); ``tau`` is not a finite number > 0; an entry ``w_i(1 - w_i)/τ`` that
         the dtype cannot hold (τ tiny), naming the index.
     TypeError
-        ``s`` is not real-valued.
+        ``w`` is not real-valued.
 
     References
     ----------
     Bridle (1990); Goodfellow, Bengio & Courville (2016), *Deep Learning*, §6.2.2.3.
     """
     tau = check_tau(tau)
-    s = check_probabilities("s", s)
-    n = s.shape[-1]
-    sw = s.astype(working_dtype(s.dtype))
-    diag = sw[..., :, None] * np.eye(n, dtype=sw.dtype)  # (..., n, n)
-    outer = sw[..., :, None] * sw[..., None, :]  # (..., n, 1) * (..., 1, n) -> (..., n, n)
-    return _over_tau(diag - outer, tau, s.dtype, "softmax_jacobian(s, tau)")
+    w = check_probabilities("w", w)
+    n = w.shape[-1]
+    ww = w.astype(working_dtype(w.dtype))
+    diag = ww[..., :, None] * np.eye(n, dtype=ww.dtype)  # (..., n, n)
+    outer = ww[..., :, None] * ww[..., None, :]  # (..., n, 1) * (..., 1, n) -> (..., n, n)
+    return _over_tau(diag - outer, tau, w.dtype, "softmax_jacobian(w, tau)")
 
 
 def _scaled_norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
@@ -90,29 +90,29 @@ def _over_tau(a: np.ndarray, tau: float, dtype, what: str) -> np.ndarray:
     return to_dtype(compute(run, a.dtype), dtype, what, None, hint)
 
 
-def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
+def softmax_jacobian_norm(w, tau: float = 1.0) -> np.ndarray:
     r"""Frobenius norm of the softmax Jacobian, from the softmax output alone.
 
-    With :math:`J = (\operatorname{diag}(s) - s s^\top)/\tau`,
+    With :math:`J = (\operatorname{diag}(w) - w w^\top)/\tau`,
 
-    .. math:: \tau^2\lVert J \rVert_F^2 = \sum_i s_i^2 (1 - s_i)^2 + \sum_i s_i^2 \sum_{l \ne i} s_l^2 ,
+    .. math:: \tau^2\lVert J \rVert_F^2 = \sum_i w_i^2 (1 - w_i)^2 + \sum_i w_i^2 \sum_{l \ne i} w_l^2 ,
 
     which needs no (n, n) matrix. It is largest near the uniform distribution and
-    tends to 0 as ``s`` approaches one-hot (a saturated softmax passes no gradient).
-    For the largest entry, :math:`1 - s_i` and :math:`\sum_{l\ne i} s_l^2` are summed
+    tends to 0 as ``w`` approaches one-hot (a saturated softmax passes no gradient).
+    For the largest entry, :math:`1 - w_i` and :math:`\sum_{l\ne i} w_l^2` are summed
     from the other entries rather than subtracted, so the norm keeps its relative
-    accuracy deep into saturation (where ``1 - s_max`` would round to 0).
+    accuracy deep into saturation (where ``1 - w_max`` would round to 0).
 
     Parameters
     ----------
-    s : array_like, shape (..., n), real
+    w : array_like, shape (..., n), real
         Softmax outputs along the last axis (leading axes are a batch).
     tau : float, default 1.0
-        The temperature that produced ``s``.
+        The temperature that produced ``w``.
 
     Returns
     -------
-    ndarray, shape (...)  (a 0-d array for one vector); float dtype of ``s``.
+    ndarray, shape (...)  (a 0-d array for one vector); float dtype of ``w``.
 
     Dtypes
     ------
@@ -124,21 +124,21 @@ def softmax_jacobian_norm(s, tau: float = 1.0) -> np.ndarray:
         As :func:`softmax_jacobian`.
     """
     tau = check_tau(tau)
-    s0 = check_probabilities("s", s)
-    s = s0.astype(working_dtype(s0.dtype))
-    top = np.argmax(s, axis=-1)[..., None]  # (..., 1): index of the largest entry
-    is_top = np.zeros(s.shape, dtype=bool)
+    w0 = check_probabilities("w", w)
+    w = w0.astype(working_dtype(w0.dtype))
+    top = np.argmax(w, axis=-1)[..., None]  # (..., 1): index of the largest entry
+    is_top = np.zeros(w.shape, dtype=bool)
     np.put_along_axis(is_top, top, True, axis=-1)
-    others = np.where(is_top, 0, s)  # the row without its largest entry
-    s2 = s**2
-    rest_norm = _scaled_norm(others, keepdims=True)  # sqrt(Σ_{l ≠ top} s_l²), summed, not subtracted; no underflow
-    a = rest_norm**2 + np.take_along_axis(s2, top, axis=-1)  # Σ_l s_l² (≥ 1/n²: only for the other entries)
-    one_minus = np.where(is_top, np.sum(others, axis=-1, keepdims=True), 1 - s)  # 1 - s_i
-    other_norm = np.where(is_top, rest_norm, np.sqrt(np.maximum(a - s2, 0)))  # sqrt(Σ_{l ≠ i} s_l²)
-    # τ‖J‖_F = ‖(s_i · sqrt((1 - s_i)² + Σ_{l≠i} s_l²))_i‖: norms of norms, each scaled, so a row near
-    # one-hot (1 - s_max = 1e-200, whose square underflows) keeps its small but non-zero norm
-    frob = _scaled_norm(s * np.hypot(one_minus, other_norm))
-    return _over_tau(frob, tau, s0.dtype, "softmax_jacobian_norm(s, tau)")
+    others = np.where(is_top, 0, w)  # the row without its largest entry
+    w2 = w**2
+    rest_norm = _scaled_norm(others, keepdims=True)  # sqrt(Σ_{l ≠ top} w_l²), summed, not subtracted; no underflow
+    a = rest_norm**2 + np.take_along_axis(w2, top, axis=-1)  # Σ_l w_l² (≥ 1/n²: only for the other entries)
+    one_minus = np.where(is_top, np.sum(others, axis=-1, keepdims=True), 1 - w)  # 1 - w_i
+    other_norm = np.where(is_top, rest_norm, np.sqrt(np.maximum(a - w2, 0)))  # sqrt(Σ_{l ≠ i} w_l²)
+    # τ‖J‖_F = ‖(w_i · sqrt((1 - w_i)² + Σ_{l≠i} w_l²))_i‖: norms of norms, each scaled, so a row near
+    # one-hot (1 - w_max = 1e-200, whose square underflows) keeps its small but non-zero norm
+    frob = _scaled_norm(w * np.hypot(one_minus, other_norm))
+    return _over_tau(frob, tau, w0.dtype, "softmax_jacobian_norm(w, tau)")
 
 
 def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) -> np.ndarray:
@@ -228,11 +228,11 @@ def _column_exponent(A: np.ndarray, dt) -> np.ndarray:
 
 
 def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
-    r"""Derivative of the entropy of :math:`s = \operatorname{softmax}(x/\tau)` with respect to τ.
+    r"""Derivative of the entropy of :math:`w = \operatorname{softmax}(x/\tau)` with respect to τ.
 
     .. math:: \frac{d}{d\tau} H\bigl(\operatorname{softmax}(x/\tau)\bigr)
-              = \frac{\operatorname{Var}_s(x)}{\tau^3},
-              \qquad \operatorname{Var}_s(x) = \sum_j s_j x_j^2 - \Bigl(\sum_j s_j x_j\Bigr)^2 .
+              = \frac{\operatorname{Var}_w(x)}{\tau^3},
+              \qquad \operatorname{Var}_w(x) = \sum_j w_j x_j^2 - \Bigl(\sum_j w_j x_j\Bigr)^2 .
 
     Parameters
     ----------
@@ -266,12 +266,12 @@ def entropy_tau_derivative(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     if x.ndim and check_axis(axis, x.ndim) is None:  # every entry at once: one distribution
         x, axis = x.reshape(-1), -1
     xw = x.astype(wide_dtype(x.dtype))
-    s = softmax(xw, tau=tau, axis=axis)
+    w = softmax(xw, tau=tau, axis=axis)  # the weights
     big = np.max(np.abs(xw), axis=axis, keepdims=True)
     e = np.frexp(np.where(big > 0, big, 1))[1]  # one power of 2 per slice: a slice of tiny logits keeps its digits
     xs = np.ldexp(xw, -e)  # |xs| < 1: the squares below cannot overflow
-    mean = np.sum(s * xs, axis=axis, keepdims=True)
-    var = np.sum(s * (xs - mean) ** 2, axis=axis)  # centred form: no cancellation
+    mean = np.sum(w * xs, axis=axis, keepdims=True)
+    var = np.sum(w * (xs - mean) ** 2, axis=axis)  # centred form: no cancellation
     e = np.squeeze(e, axis=axis)
     with np.errstate(over="ignore", under="ignore"):
         out = np.ldexp(np.ldexp(var / tau, e) / tau, e) / tau  # Var(x) / τ³ = 2^2e Var(xs) / τ³, never forming τ³

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-__all__ = ["glue_values", "plain_value"]
+__all__ = ["agreement", "glue_values", "plain_value"]
 
 # A glued name is used inside a role, {glue:text}`name:.2f`: no colon, backtick or space.
 _GLUE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
@@ -59,3 +59,20 @@ def glue_values(**values):
 
     for name, value in values.items():
         glue(name, plain_value(value), display=False)
+
+
+def agreement(gap, fmt: str = ".0e") -> str:
+    """Words for how closely two computations agree, to be glued into a sentence such as "they agree {...}".
+
+    ``agreement(0.0)`` is ``"exactly"``; ``agreement(2.2e-16)`` is ``"to within 2e-16"`` (``fmt`` formats the
+    gap). A reader sees "exactly" where the difference is 0, never "0.0e+00".
+
+    Raises
+    ------
+    ValueError
+        If ``gap`` is negative or not finite (a difference is reported as a size, ``abs(a - b).max()``).
+    """
+    gap = float(plain_value(gap))
+    if not np.isfinite(gap) or gap < 0:
+        raise ValueError(f"agreement(): gap must be a finite size >= 0, got {gap!r}")
+    return "exactly" if gap == 0 else f"to within {gap:{fmt}}"

@@ -95,9 +95,11 @@ def test_page_uses_the_package_row_convention():
 
 
 # -- every page uses the notation page's symbols for what it reserves them for -----------------------------
-# The notation page reserves: S, s_ij for scores; W, w_ij, w for weights (never A, p or s); Attn(Q, K, V) for
-# the attention map (not A); d_model, d'_model for the widths of token sequences (not a bare d or d' in a
-# shape). Each rule below is one of those reservations, written as a pattern that a misuse matches inside
+# The notation page reserves: S, s_ij for scores; W, w_ij, w for weights (never A, p or s); Attention(Q, K, V)
+# for the attention map (not A, not Attn) and SelfAttention(X) for self-attention (not SA); M for the boolean
+# mask (the product W_Q W_K^T is W_QK, the additive mask B); X, Y for sequences (random variables are xi, eta;
+# an output is O); q_i, k_i for rows of Q and K (the entries of one vector are q_a, k_a); d_model, d'_model for
+# the widths of token sequences (not a bare d or d' in a shape). Each rule below is one of those reservations, written as a pattern that a misuse matches inside
 # the math of a page's prose (captions and figure text included; code is not checked).
 ROOT = PAGE.parents[1]
 # every page but the notation page itself, which names the forbidden spellings in order to forbid them
@@ -110,8 +112,16 @@ RESERVED = [
      re.compile(r"(?<![\\\w{])(?:A|p|s)(?:_\{?[\w*]+\}?)?(?:\([^()]*\))?\s*=\s*\\operatorname\{softmax\}")),
     ("the softmax Jacobian is diag(w) - ww^T: not of s or p",
      re.compile(r"\\operatorname\{diag\}\((?:s|p)\)|(?<![\\\w])(?:s\s*s|p\s*p)\^\\top")),
-    ("the letter A is not a matrix of the book (the weights are W, the attention map Attn)",
+    ("the letter A is not a matrix of the book (the weights are W, the attention map Attention)",
      re.compile(r"(?<![\\\w{])A(?![\w}])")),
+    ("the attention map is Attention(Q, K, V) and self-attention SelfAttention(X), as on the notation page",
+     re.compile(r"\\operatorname\{Attn\}|\\mathrm\{SA\}|\\operatorname\{SA\}")),
+    ("M is the boolean mask: the product W_Q W_K^T is W_{QK}, the additive mask B, a maximum x_max",
+     re.compile(r"(?<![\\\w])M\s*=\s*(?:W_Q|\\max)|(?<![\\\w])M_\{?ij\}?\s*=\s*\\begin\{cases\}\s*0|(?<![\\\w])X\s*\\?,?\s*M\s*\\?,?\s*[XY]\^\\top")),
+    ("X and Y are sequences: a random variable is xi or eta, an output O",
+     re.compile(r"\\operatorname\{(?:Var|Cov)\}\(\s*c?\s*[XY](?![\w_^{])|\\mathbb\{E\}\s*\[?\(?\s*[XY](?![\w_^{])|\\bar\s*X|(?<![\\\w])Y\s*=\s*\\operatorname\{Attention\}")),
+    ("q_i and k_i are rows i of Q and K: the entries of one query or key are q_a and k_a",
+     re.compile(r"(?<![\\\w])q_i\s*k_i|(?<![\\\w])[qk]_i\^2|\\mathbb\{E\}\[[qk]_i")),
     ("a token width is d_model or d'_model, not a bare d' ",
      re.compile(r"(?<![\\\w])d(?:'|\^\\prime)(?!_)")),
     ("a token width in a shape is d_model, not a bare d (a bare d is for generic vectors, as in R^d)",
@@ -145,6 +155,16 @@ def test_pages_use_symbols_as_the_notation_page_reserves_them(page):
     r"$A(Q, K, V) = \operatorname{softmax}(cQK^\top)V$",           # the attention map named A
     r"$W_K\in\mathbb{R}^{d'\times d_k}$",                          # d' for d'_model
     r"$X\in\mathbb{R}^{T\times d}$",                               # d for d_model in a shape
+    r"$\operatorname{Attn}(Q, K, V)$",                              # the map under a second name
+    r"$\mathrm{SA}(PX) = P\,\mathrm{SA}(X)$",                       # self-attention under a second name
+    r"$M = W_Q W_K^\top$",                                         # M is the mask
+    r"$S = \frac{X\,M\,Y^\top}{\sqrt{d_k}}$",
+    r"$M_{ij} = \begin{cases} 0 & \text{may read}\end{cases}$",   # an additive mask named M
+    r"$M = \max_l x_l$",
+    r"$\operatorname{Var}(X) = \mathbb{E}[X^2]$",                  # a random variable named X
+    r"$\operatorname{Cov}(X, Y)$", r"$\operatorname{sd}((X - \bar X)^2)$",
+    r"$Y = \operatorname{Attention}(X, X, X)$",                   # an output named Y
+    r"$\operatorname{Var}(q_i k_i)$", r"$\mathbb{E}[q_i^2]$",       # entries of one vector as q_i, k_i
 ])
 def test_the_rules_catch_each_misuse(bad):
     assert misuses(f"Some prose {bad} more prose.\n"), f"no rule caught {bad}"
@@ -152,7 +172,11 @@ def test_the_rules_catch_each_misuse(bad):
 
 @pytest.mark.parametrize("good", [
     r"$W = \operatorname{softmax}(S/\tau)$", r"$w = \operatorname{softmax}(x/\tau)$",
-    r"$J = \operatorname{diag}(w) - ww^\top$", r"$\operatorname{Attn}(PQ, K, V)$",
+    r"$J = \operatorname{diag}(w) - ww^\top$", r"$\operatorname{Attention}(PQ, K, V)$",
+    r"$\operatorname{SelfAttention}(PX) = P\,\operatorname{SelfAttention}(X)$", r"$W_{QK} = W_QW_K^\top$",
+    r"$S = XW_{QK}Y^\top/\sqrt{d_k}$", r"$M_{ij}$ true", r"$\operatorname{Var}(\xi) = \mathbb{E}[\xi^2]$",
+    r"$\operatorname{Var}(q\cdot k) = d_k$", r"$\mathbb{E}[q_a^2]\,\mathbb{E}[k_a^2]$", r"$q_i\cdot k_j$",
+    r"$Y\in\mathbb{R}^{T_k\times d'_{\text{model}}}$", r"$\operatorname{Var}(q_a k_a)$",
     r"$W_K\in\mathbb{R}^{d'_{\text{model}}\times d_k}$", r"$u, v \in \mathbb{R}^d$",
     r"$O = WV$ with $s_{ij} = q_i\cdot k_j/\sqrt{d_k}$", r"$\mathcal{A}$",
 ])
@@ -167,3 +191,38 @@ def test_inline_math_over_a_line_break_is_checked():
 def test_code_is_not_checked():
     page = "Prose.\n```{code-cell} ipython3\nA = attn.softmax(S)  # $A = \\operatorname{softmax}(S)$\n```\n"
     assert not misuses(page)
+
+
+# -- the feedback a learner reads keeps the same notation --------------------------------------------------
+# Hints, praise and mistake messages are plain text (no TeX), so the rules are spelled as the text spells them.
+FEEDBACK_RULES = [
+    ("the entries of one query or key are q_a, k_a (q_i is row i of Q)", re.compile(r"\bq_i\s*k_i\b|\b[qk]_i²|E\[[qk]_i")),
+    ("a random variable is ξ or η (X is a sequence)", re.compile(r"Var\(c?\s*X\)|Cov\(X")),
+    ("E04's self-attention output is O (Y is the second sequence)", re.compile(r"\bY\[perm\]|\bY = attn\.attention|rows of Y\b|\bIt is Y\b")),
+    ("the weights are w, not s", re.compile(r"diag\(s\)|\bs sᵀ|\bssᵀ")),
+]
+
+
+def feedback_texts():
+    from attn import grading  # noqa: F401  (registers every item)
+    from attn.grading.items import REGISTRY
+
+    for item in REGISTRY.values():
+        for i, hint in enumerate(item.hints):
+            yield f"{item.id} hint {i + 1}", hint
+        for part in item.parts:
+            yield f"{item.id}.{part.name} praise", part.praise
+            for mistake in part.mistakes:
+                yield f"{item.id}.{part.name} {mistake.key}", mistake.hint
+
+
+def test_feedback_uses_the_notation():
+    found = [f"{where} ({why}): {text[:90]!r}" for where, text in feedback_texts() for why, rule in FEEDBACK_RULES
+             if text and rule.search(text)]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("bad", ["Each product q_i k_i has variance σ_q² σ_k².", "Var(c X) = c² Var(X).",
+                                 "It is Y[perm]: the outputs move.", "median ‖diag(s) − s sᵀ‖"])
+def test_the_feedback_rules_catch_each_misuse(bad):
+    assert any(rule.search(bad) for _, rule in FEEDBACK_RULES), bad

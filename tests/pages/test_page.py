@@ -84,3 +84,19 @@ def test_import_attn_page_does_not_import_the_notebook_engine():
     loaded = json.loads(done.stdout)
     assert "attn.page" in loaded
     assert not [m for m in loaded if m.split(".")[0] in ("myst_nb", "IPython", "matplotlib")]
+
+
+def test_agreement_says_exactly_for_zero_and_the_gap_otherwise():
+    from attn.page import agreement
+
+    assert agreement(0.0) == "exactly" and agreement(np.float32(0)) == "exactly"
+    assert agreement(2.2e-16) == "to within 2e-16"
+    assert agreement(0.0123, ".2f") == "to within 0.01"
+
+
+@pytest.mark.parametrize("bad", [-1e-16, float("nan"), float("inf")])
+def test_agreement_refuses_a_gap_that_is_not_a_size(bad):
+    from attn.page import agreement
+
+    with pytest.raises(ValueError, match="gap"):
+        agreement(bad)

@@ -292,27 +292,27 @@ def _perm_parts() -> list[Part]:
     def P(ns):
         return np.asarray(ns.perm)
 
-    def Y(ns):
+    def O(ns):
         return _self_out(ns.X)
 
     return [
         Part("permuted_output", lambda ns: _self_out(ns.X[P(ns)]), what="the output for X[perm], (T, d)", decimals=2,
-             praise="It is Y[perm]: the outputs move with the tokens (equivariance).",
+             praise="It is O[perm]: the outputs move with the tokens (equivariance).",
              mistakes=[
-                 Mistake("unpermuted", Y,
+                 Mistake("unpermuted", O,
                          "That is the output for the original order. When the tokens move, their outputs move "
-                         "with them: recompute with X[perm] (or permute the rows of Y)."),
-                 Mistake("inverse_perm", lambda ns: Y(ns)[np.argsort(P(ns))],
-                         "You applied the inverse permutation. The new row i is the old row perm[i]: Y[perm], "
-                         "not Y[np.argsort(perm)]."),
+                         "with them: recompute with X[perm] (or permute the rows of O)."),
+                 Mistake("inverse_perm", lambda ns: O(ns)[np.argsort(P(ns))],
+                         "You applied the inverse permutation. The new row i is the old row perm[i]: O[perm], "
+                         "not O[np.argsort(perm)]."),
                  Mistake("values_not_permuted", lambda ns: attn.attention(ns.X[P(ns)], ns.X[P(ns)], ns.X).output,
                          "Your queries and keys moved but the values did not. All three come from the same tokens."),
              ]),
         Part("kv_permuted_output", lambda ns: attn.attention(ns.X, ns.X[P(ns)], ns.X[P(ns)]).output,
              what="the output when only the keys and values are permuted, (T, d)", decimals=2,
-             praise="It is Y itself: permuting keys and values together changes nothing (invariance).",
+             praise="It is O itself: permuting keys and values together changes nothing (invariance).",
              mistakes=[
-                 Mistake("permuted_rows", lambda ns: Y(ns)[P(ns)],
+                 Mistake("permuted_rows", lambda ns: O(ns)[P(ns)],
                          "The queries did not move, so the output rows do not move either. Only the order of the "
                          "terms in each weighted sum changed."),
                  Mistake("keys_only", lambda ns: attn.attention(ns.X, ns.X[P(ns)], ns.X).output,
@@ -327,10 +327,10 @@ E04 = register(Item(
     id="E04", title="Permutation equivariance, checked", page="exercises/e04-permutation", kind="exercise",
     data=e04_data, parts=_perm_parts(),
     hints=(
-        "Self-attention here uses X as queries, keys and values: Y = attn.attention(X, X, X).output.",
+        "Self-attention here uses X as queries, keys and values: O = attn.attention(X, X, X).output.",
         "X[perm] is the sequence in the new order: its row i is the old row perm[i]. Run attention on it.",
         "For the second answer the queries stay X; only the keys and the values become X[perm], both of them.",
-        "Compare your two answers with Y[perm] and Y (np.allclose): which is which, and why?",
+        "Compare your two answers with O[perm] and O (np.allclose): which is which, and why?",
     ),
 ))
 
