@@ -1,12 +1,17 @@
-"""The book as the tests build it: from clean, every notebook executed, strict (the session fixture
-``book_build`` in tests/conftest.py builds it once per test session)."""
+"""The book as the tests build and read it: from clean, every notebook executed, strict (the session fixture
+``book_build`` in tests/conftest.py builds it once per test session), and the pages its table of contents lists."""
+import re
 import subprocess
 from pathlib import Path
+
+import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 # Signs in the build's log that a kernel, not a page, failed (a lost message on a busy machine).
 KERNEL_TROUBLE = ("CellTimeoutError", "DeadKernelError", "Kernel didn't respond", "Kernel died")
+BUILDS = pytest.StashKey[list]()  # the builds of this session (config.stash), made by the fixture book_build
 
 
 def build() -> subprocess.CompletedProcess:
@@ -17,3 +22,26 @@ def build() -> subprocess.CompletedProcess:
 def kernel_trouble(result: subprocess.CompletedProcess) -> bool:
     """The build failed, and its log says a kernel stopped answering (the machine's fault, not a page's)."""
     return result.returncode != 0 and any(sign in result.stdout + result.stderr for sign in KERNEL_TROUBLE)
+
+
+def built_cleanly(config: pytest.Config) -> bool:
+    """This session has already built the book from clean, strictly, and the build passed."""
+    builds = config.stash.get(BUILDS, [])
+    return bool(builds) and builds[-1].returncode == 0
+
+
+def _toc_files(entries) -> list[str]:
+    files = []
+    for entry in entries or []:
+        if "file" in entry:
+            files.append(entry["file"])
+        for key in ("sections", "chapters", "parts"):
+            files += _toc_files(entry.get(key))
+    return files
+
+
+def toc_pages() -> list[str]:
+    """Every page of the table of contents, as its path in _build/html (e.g. chapters/overview.html)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]] + _toc_files(toc.get("parts")) + _toc_files(toc.get("chapters"))
+    return [re.sub(r"\.(md|ipynb)$", "", f) + ".html" for f in files]

@@ -19,7 +19,6 @@ class KernelLost(Exception):
 
 # Tests that need the built book are run once more, with a new build, only when a kernel was lost.
 BOOK_FIXTURES = {"book_build", "book_html"}
-_BUILDS = pytest.StashKey[list]()
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +31,7 @@ def book_build(request) -> subprocess.CompletedProcess | None:
     report with its log (never a third build)."""
     if os.environ.get("ATTN_BOOK_HTML"):
         return None
-    builds = request.config.stash.setdefault(_BUILDS, [])
+    builds = request.config.stash.setdefault(book.BUILDS, [])
     result = book.build()
     builds.append(result)
     if book.kernel_trouble(result) and len(builds) == 1:

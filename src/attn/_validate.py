@@ -94,7 +94,7 @@ def check_finite(name: str, arr: np.ndarray) -> None:
     bad = ~np.isfinite(arr)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name} must be finite; {name}{list(where)} = {arr[where]!r}")
+        raise ValueError(f"{name} must be finite; {name}{list(where)} = {arr[where].item()!r}")
 
 
 def check_mask(mask, shape: tuple[int, int]) -> np.ndarray:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._precision import (compute, finfo, multiply_by, require_finite, result_dtype, to_dtype, wide_dtype,
                          working_dtype)
-from ._validate import check_attention_inputs, check_qk, check_scale
+from ._validate import check_attention_inputs, check_finite, check_qk, check_scale
 from .softmax import softmax_inplace
 
 SCORE_HINT = "; rescale Q or K (dividing either by a power of 2 moves every score by the same factor)"
@@ -53,7 +53,7 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     ------
     ValueError
         Q or K is not a non-empty matrix, or their widths d_k differ (both shapes named);
-        ``scale`` is not a finite number; a scaled score that the inputs' dtype cannot hold
+        Q or K holds NaN or ±inf ("Q must be finite; Q[0, 1] = nan"); ``scale`` is not a finite number; a scaled score that the inputs' dtype cannot hold
         ("Q·Kᵀ overflows float16 at query 0, key 0"), instead of returning ±inf.
     TypeError
         Q or K is not real-valued.
@@ -63,6 +63,8 @@ def scores(Q, K, scale: float | None = None) -> np.ndarray:
     Vaswani et al. (2017), "Attention is all you need", eq. (1).
     """
     Q, K = check_qk(Q, K)
+    check_finite("Q", Q)
+    check_finite("K", K)
     scale = check_scale(scale, Q.shape[1])
     dtype = result_dtype(Q, K)
     S = score_matrix(Q, K, scale, working_dtype(dtype))  # (T_q, T_k), finite, float32 or wider

@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from book import ROOT
+from book import ROOT, toc_pages
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
@@ -18,23 +15,6 @@ SCREENSHOTS = ROOT / "_build" / "screenshots"
 
 
 # -- which pages ------------------------------------------------------------------------------
-def _toc_files(entries) -> list[str]:
-    files = []
-    for entry in entries or []:
-        if "file" in entry:
-            files.append(entry["file"])
-        for key in ("sections", "chapters", "parts"):
-            files += _toc_files(entry.get(key))
-    return files
-
-
-def toc_pages() -> list[str]:
-    """Every page of the table of contents, as its path in _build/html (e.g. chapters/overview.html)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]] + _toc_files(toc.get("parts")) + _toc_files(toc.get("chapters"))
-    return [re.sub(r"\.(md|ipynb)$", "", f) + ".html" for f in files]
-
-
 # Pages Sphinx writes besides the table of contents: the redirect to the first page, the general
 # index, the search page and sphinx-proof's index of results. They are checked like any other page.
 GENERATED_PAGES = ["index.html", "genindex.html", "search.html", "prf-prf.html"]

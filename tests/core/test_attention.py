@@ -238,3 +238,14 @@ def test_softmax_rejects_nan_and_all_masked():
 def test_integers_promote_to_float64():
     out, w = attn.attention([[1, 0]], [[1, 0], [0, 1]], [[1], [2]])
     assert out.dtype == np.float64
+
+
+@pytest.mark.parametrize("which, where", [("Q", (0, 1)), ("K", (1, 0))])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_scores_names_a_non_finite_input_instead_of_calling_it_an_overflow(which, where, bad):
+    Q, K = np.ones((2, 3)), np.ones((3, 3))
+    {"Q": Q, "K": K}[which][where] = bad
+    with pytest.raises(ValueError) as err:
+        attn.scores(Q, K)
+    assert str(err.value) == f"{which} must be finite; {which}{list(where)} = {bad!r}"
+    assert "overflow" not in str(err.value)

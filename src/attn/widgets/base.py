@@ -9,6 +9,7 @@ from typing import Any, Iterable
 
 import ipywidgets as widgets
 import matplotlib
+import numpy as np
 import PIL.Image
 from IPython.display import HTML
 from matplotlib.artist import Artist
@@ -17,7 +18,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from .glyphs import cache_glyphs
 from .live import live_json
+
+
+_SEEN_ONCE, _EMPTY = object(), object()  # _draw_text: a text drawn once; a text with no pixels
 
 
 def vector_plane(ax, xlim=None, ylim=None) -> None:
@@ -58,6 +63,7 @@ class Explorer(ABC):
     live_script: str = ""
     live_title: str = "Explorer"
     live_size: tuple[int, int] = (900, 300)
+    cache_text = True  # draw moving texts from a cache of their pixels (_draw_text); False: matplotlib draws each
 
     def __init__(self, figsize=(7.5, 3.6), **params):
         unknown = set(params) - set(self.defaults)
@@ -69,6 +75,8 @@ class Explorer(ABC):
         FigureCanvasAgg(self.fig)
         self._deferred = False  # set_live_state: recompute the values, render later (png() will)
         self._background = None  # (renderer, width, height, saved pixels) of the static part
+        self._text_cache = {}  # moving texts' pixels, by what they depend on (_draw_text)
+        self._scratch = None  # a transparent canvas to draw a new text on
         self._rendered_with = None  # the renderer whose pixels show the current parameters
         self._draw()
         self._redraw()
@@ -151,15 +159,72 @@ class Explorer(ABC):
         canvas = self.fig.canvas
         dynamic = self._animated()
         renderer = canvas.get_renderer()
+        cache_glyphs(renderer)
         bg = self._background
         if not dynamic or bg is None or bg[0] is not renderer or bg[1:3] != canvas.get_width_height():
             self._draw_background(dynamic)
         if dynamic:
             canvas.restore_region(self._background[3])
             for artist in dynamic:
-                if artist.get_visible():
+                if not artist.get_visible():
+                    continue
+                if self.cache_text and type(artist) is Text and artist.get_bbox_patch() is None:  # not an Annotation's arrow
+                    self._draw_text(artist, renderer)
+                else:
                     self.fig.draw_artist(artist)
         self._rendered_with = canvas.get_renderer()
+
+    def _draw_text(self, text: Text, renderer) -> None:
+        """Draw a moving text from a cache of its pixels: laying text out and drawing its glyphs is most of a
+        move's time on matplotlib >= 3.11, and most texts of a move are the same as before (or as a move ago).
+
+        The key is everything the pixels depend on (string, anchor in pixels, font, colour, alignment,
+        rotation, clip). A text seen for the first time is drawn as usual; seen again unchanged, it is
+        drawn once more on a transparent scratch canvas and its box of pixels kept and pasted from then on.
+        """
+        s = text.get_text()
+        if not s:
+            return
+        clip = text.get_clip_box()
+        key = (s, tuple(text.get_transform().transform(text.get_unitless_position())), hash(text.get_fontproperties()),
+               str(text.get_color()), text.get_alpha(), text.get_ha(), text.get_va(), text.get_rotation(),
+               text.get_linespacing(), text.get_usetex(), text.get_clip_on(), clip.bounds if clip is not None else None,
+               renderer.dpi)
+        cache = self._text_cache
+        pixels = cache.get(key)
+        if pixels is None:  # new: drawn as usual (a text that changes on every move never costs more)
+            if len(cache) > 2000:
+                cache.clear()
+            cache[key] = _SEEN_ONCE
+            self.fig.draw_artist(text)
+            return
+        if pixels is _SEEN_ONCE:  # drawn again unchanged: worth keeping its pixels
+            pixels = cache[key] = self._text_pixels(text, renderer)
+        if pixels is not _EMPTY:
+            x, y, rgba = pixels
+            gc = renderer.new_gc()
+            renderer.draw_image(gc, x, y, rgba)
+            gc.restore()
+        text.stale = False
+
+    def _text_pixels(self, text: Text, renderer):
+        """(left, bottom, RGBA rows bottom first) of ``text`` drawn alone on a transparent canvas like ``renderer``."""
+        from matplotlib.backends.backend_agg import RendererAgg
+
+        scratch = self._scratch
+        if scratch is None or (scratch.width, scratch.height, scratch.dpi) != (renderer.width, renderer.height, renderer.dpi):
+            scratch = self._scratch = RendererAgg(renderer.width, renderer.height, renderer.dpi)
+            cache_glyphs(scratch)
+        scratch.clear()
+        text.draw(scratch)
+        box = text.get_window_extent(scratch)
+        H, W = int(scratch.height), int(scratch.width)
+        x0, x1 = max(0, int(box.x0) - 3), min(W, int(box.x1) + 4)
+        y0, y1 = max(0, int(box.y0) - 3), min(H, int(box.y1) + 4)
+        if x1 <= x0 or y1 <= y0:
+            return _EMPTY
+        rgba = np.asarray(scratch.buffer_rgba())[H - y1:H - y0, x0:x1][::-1].copy()  # rows bottom first, as Agg's draw_image reads them
+        return x0, y0, rgba
 
     def _draw_background(self, dynamic: list[Artist]) -> None:
         canvas = self.fig.canvas
