@@ -5,8 +5,8 @@ http.server in a thread. Every other request is aborted by a playwright route an
 Each page is loaded once; what the tests check is collected in that visit (see `PageReport`), and a
 full-page screenshot is kept in `_build/screenshots/` (test artifacts: look at them).
 
-For a quick run against a book you built yourself:
-    ATTN_BOOK_HTML=/tmp/build-$NAME/_build/html .venv/bin/python -m pytest tests/browser
+For a quick run against a book you built yourself with `bin/build-book /tmp/build-$NAME`:
+    ATTN_BOOK_HTML=/tmp/build-$NAME/html .venv/bin/python -m pytest tests/browser
 """
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ from browsing import CHROMIUM, CHROMIUM_ARGS, PAGES, SCREENSHOTS, PageReport, vi
 def book_html(book_build) -> Path:
     override = os.environ.get("ATTN_BOOK_HTML")
     if override:
-        return Path(override).resolve()
+        html = Path(override).resolve()
+        if not (html / "index.html").is_file():  # a wrong folder would otherwise fail every page with a 404
+            pytest.fail(f"ATTN_BOOK_HTML={override} holds no index.html: after `bin/build-book DIR` the book is in "
+                        "DIR/html, after `jupyter-book build . --path-output DIR` in DIR/_build/html", pytrace=False)
+        return html
     result = book_build
     if result.returncode != 0:
         pytest.fail("the book did not build (see tests/pages/test_book.py):\n" + result.stdout[-3000:] + result.stderr[-3000:],
