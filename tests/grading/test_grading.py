@@ -84,7 +84,7 @@ HINT_TABLE = [
     ("B02", "cold_limit", lambda d, e: [1 / 3] * 3, "uniform"),
     ("B02", "cold_limit", lambda d, e: [0, 0, 1], "argmin"),
     ("V02@7", "cold_limit", lambda d, e: [1, 0, 0], "first_key"),  # s = (2, 1, 4): B02's answer copied
-    ("B02", "cold_limit", lambda d, e: [[1, 0, 0]], "shape"),
+    ("B02", "cold_limit", lambda d, e: [[1, 0, 0], [1, 0, 0]], "shape"),
     # B03: causal mask on four tokens, scores S given
     ("B03", "mask", lambda d, e: ~np.tril(np.ones((4, 4), bool)), "polarity"),
     ("B03", "mask", lambda d, e: np.tril(np.ones((4, 4), bool), -1), "strict"),
@@ -543,3 +543,27 @@ def test_progress_given_an_item_id_shows_the_table(tmp_path, monkeypatch):
     from attn.grading import progress
     monkeypatch.chdir(tmp_path)
     assert "II.3.B01" in str(progress("B01"))
+
+
+def test_a_list_of_numbers_given_as_one_row_or_one_column_is_that_list():
+    # (1, n) and (n, 1) hold the same n numbers in the same order as (n,): a right answer, not a shape mistake
+    for item_id, name in (("B02", "cold_limit"), ("E07", "variances")):
+        it = get_item(item_id)
+        v = np.asarray(it.expected()[name])
+        for form in (v.reshape(1, -1), v.reshape(-1, 1), [v.tolist()], v.reshape(1, 1, -1)):
+            assert it.judge(name, form).status == CORRECT, (item_id, np.shape(form))
+        wrong = v.reshape(1, -1) * 1.5 + 0.5  # off by far more than any tolerance
+        assert it.judge(name, wrong).status == NOT_YET
+
+
+def test_a_function_must_keep_the_shape_of_its_output():
+    # the row/column leniency is for values typed as lists, not for what a function returns
+    from attn.grading.run import Outcome
+    it = get_item("E01")
+    cases = it.cases("softmax")
+    outs = []
+    for args in cases:
+        y = np.asarray(it.context().softmax(*args))
+        outs.append(Outcome(value=y.reshape(1, -1) if y.ndim == 1 else y))
+    assert any(np.ndim(it.context().softmax(*a)) == 1 for a in cases)
+    assert it.judge_outcomes("softmax", outs).status == NOT_YET

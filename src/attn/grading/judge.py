@@ -292,7 +292,10 @@ def judge_value(item_id: str, part, ns, value, atol, rtol, counts_from: int = 1,
         status = NOT_TRIED if prob.key == "not_tried" else NOT_YET
         return _fb(item_id, part, status, prob.message, None if status == NOT_TRIED else prob.key)
     known = wrongs(part, ns) if known is None else known
-    return compare(item_id, part, arr, getattr(ns, part.name), known, atol, rtol, counts_from, follow, raw=value,
+    expected = np.asarray(getattr(ns, part.name))
+    if expected.ndim == 1 and arr.ndim > 1 and arr.size == expected.size and max(arr.shape) == arr.size:
+        arr = arr.reshape(expected.shape)  # a list of n numbers given as one row or one column: the same list
+    return compare(item_id, part, arr, expected, known, atol, rtol, counts_from, follow, raw=value,
                    seed=seed)
 
 
