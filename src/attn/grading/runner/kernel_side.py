@@ -179,7 +179,8 @@ def _attn_collect(ns, request):
             result["values"][name] = enc(ns[name])
     for name, job in request["functions"].items():
         fn = ns.get(name)
-        if callable(fn) and not (result["values"].get(name) or {}).get("stub"):
+        handed = result["values"].get(name)
+        if callable(fn) and not (isinstance(handed, dict) and handed.get("stub")):
             result["functions"][name] = run_function(fn, [dec(c) for c in job["cases"]], job["seconds"])
     for value in list(ns.values()):
         if type(value).__name__ == "Variant":

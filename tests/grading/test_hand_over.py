@@ -1,0 +1,56 @@
+"""The grader's last cell (collect.cell_source) run in a plain namespace standing for the learner's kernel:
+names a careless learner defines must not stop the hand-over; it is parsed and judged as the grader does."""
+import contextlib
+import io
+import re
+
+import numpy as np
+
+import attn
+from attn.grading import get_item
+from attn.grading.runner import collect
+
+
+def hand_over(ns: dict, spec: dict) -> dict:
+    """Run the last cell in ``ns`` (as the kernel would), then parse and judge its printed line."""
+    names, functions = set(), {}
+    for item_id in spec:
+        item = get_item(item_id)
+        for part in item.parts:
+            names.add(part.name)
+            if part.kind == "function":
+                functions[part.name] = {"cases": item.cases(part.name), "seconds": part.seconds}
+    req = collect.request(names, functions)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(collect.cell_source(req), "<cell>", "exec"), ns)
+    data = collect.parse(out.getvalue(), req["nonce"])
+    assert data is not None and isinstance(data.get("values"), dict), out.getvalue()[:500]
+    return collect.judge_items(spec, data)
+
+
+def _right_b01(ns):
+    it = get_item("B01")
+    ns.update(it.expected())
+    return ns
+
+
+def test_a_learner_who_star_imports_re_or_names_a_variable_exec_or_globals_is_still_graded():
+    # `from re import *` brings re.compile; a variable may be called exec or globals: none is the builtin
+    for shadow in ({"compile": re.compile}, {"exec": print}, {"globals": dict}, {"exec": 3, "compile": "x"}):
+        ns = _right_b01(dict(shadow))
+        judged = hand_over(ns, {"B01": None})
+        assert [p["status"] for p in judged["B01"]["parts"]] == ["correct"] * 3, (shadow, judged)
+
+
+class _CallableInt(int):
+    def __call__(self, x, tau=1.0):
+        return attn.softmax(np.asarray(x, dtype=float) / tau)
+
+
+def test_a_function_answer_of_an_odd_type_costs_that_part_only():
+    # a callable int (a hostile or odd object) once made the whole hand-over fail: every item "crashed"
+    ns = _right_b01({"softmax": _CallableInt(5)})
+    judged = hand_over(ns, {"B01": None, "E01": None})
+    assert [p["status"] for p in judged["B01"]["parts"]] == ["correct"] * 3
+    assert judged["E01"]["parts"][0]["status"] != "correct"
