@@ -567,3 +567,23 @@ def test_a_function_must_keep_the_shape_of_its_output():
         outs.append(Outcome(value=y.reshape(1, -1) if y.ndim == 1 else y))
     assert any(np.ndim(it.context().softmax(*a)) == 1 for a in cases)
     assert it.judge_outcomes("softmax", outs).status == NOT_YET
+
+
+def test_returning_the_output_and_the_weights_together_is_named_not_called_ragged_rows():
+    # `return W @ V, W` (or `output = out, W`) makes a tuple of arrays: the message must say so, not that the
+    # rows of the answer have different lengths
+    def sdpa(Q, K, V, mask=None):
+        S = np.asarray(Q, float) @ np.asarray(K, float).T / np.sqrt(np.shape(Q)[-1])
+        if mask is not None:
+            S = np.where(mask, S, -np.inf)
+        W = np.exp(S - S.max(-1, keepdims=True))
+        W /= W.sum(-1, keepdims=True)
+        return W @ V, W
+    fb = check("E02", scaled_dot_product_attention=sdpa)
+    assert fb.status == NOT_YET and fb.mistake == "tuple", fb.message
+    assert "tuple of 2" in fb.message and "(3, 2)" in fb.message and "different lengths" not in fb.message
+    it = get_item("B01")
+    e = it.expected()
+    fb = it.judge("output", (e["output"], e["weights"]))
+    assert fb.mistake == "tuple" and "different lengths" not in fb.message
+    assert it.judge("weights", [[0.5, 0.5], [0.3, 0.3, 0.4], [1.0]]).mistake == "ragged"  # really ragged rows
