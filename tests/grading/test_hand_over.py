@@ -54,3 +54,14 @@ def test_a_function_answer_of_an_odd_type_costs_that_part_only():
     judged = hand_over(ns, {"B01": None, "E01": None})
     assert [p["status"] for p in judged["B01"]["parts"]] == ["correct"] * 3
     assert judged["E01"]["parts"][0]["status"] != "correct"
+
+
+def test_buffers_numpy_reads_are_handed_over_as_the_numbers_they_hold():
+    # check() in the notebook reads an array.array or a memoryview with np.asarray (correct); the teachers'
+    # grader must not call the same answer junk
+    import array
+    v = np.asarray(get_item("E07").expected()["variances"])
+    for form in (array.array("d", v), memoryview(v.copy()), array.array("f", v)):
+        ns = {"variances": form, "slope": get_item("E07").expected()["slope"]}
+        judged = hand_over(ns, {"E07": None})
+        assert [p["status"] for p in judged["E07"]["parts"]] == ["correct", "correct"], (type(form), judged)

@@ -54,7 +54,8 @@ def _attn_collect(ns, request):
                 stub = False
             return {"$": "function", "name": str(getattr(v, "__name__", "function"))[:80], "stub": stub}
         try:  # array-likes (pandas, torch, np.matrix) and plain numbers (Fraction, Decimal), as NumPy reads them
-            if hasattr(v, "__array__"):
+            if hasattr(v, "__array__") or hasattr(v, "__array_interface__") or isinstance(v, (memoryview, bytearray)) \
+                    or type(v).__module__ == "array":  # buffers NumPy reads, as check() reads them
                 a = np.asarray(v)
                 if a.dtype.kind in "biuf":
                     return enc(np.asarray(a), depth)
