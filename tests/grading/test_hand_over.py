@@ -65,3 +65,23 @@ def test_buffers_numpy_reads_are_handed_over_as_the_numbers_they_hold():
         ns = {"variances": form, "slope": get_item("E07").expected()["slope"]}
         judged = hand_over(ns, {"E07": None})
         assert [p["status"] for p in judged["E07"]["parts"]] == ["correct", "correct"], (type(form), judged)
+
+
+def test_an_object_array_of_numbers_is_handed_over_as_numbers():
+    # np.array of Fractions (or of sympy Floats) has dtype object; check() reads it as floats (correct), so must
+    # the teachers' grader, for a value and for what a function returns
+    from fractions import Fraction
+
+    e = get_item("B01").expected()
+    ns = {k: np.array([[Fraction(x).limit_denominator(10**12) for x in row] for row in np.atleast_2d(v)],
+                      dtype=object).reshape(np.shape(v)) for k, v in e.items()}
+
+    def softmax(x, tau=1.0):
+        z = np.asarray(x, dtype=float) / tau
+        w = np.exp(z - z.max(axis=-1, keepdims=True))
+        return np.array((w / w.sum(axis=-1, keepdims=True)).tolist(), dtype=object)
+
+    ns["softmax"] = softmax
+    judged = hand_over(ns, {"B01": None, "E01": None})
+    assert [p["status"] for p in judged["B01"]["parts"]] == ["correct"] * 3, judged
+    assert judged["E01"]["parts"][0]["status"] == "correct", judged

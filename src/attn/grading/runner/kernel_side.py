@@ -41,6 +41,11 @@ def _attn_collect(ns, request):
                 return {"$": "object", "type": "ndarray", "text": f"an array of shape {a.shape} (too large to grade)"}
             return {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape),
                     "data": a.astype(np.float64 if a.dtype.kind == "f" else a.dtype).ravel().tolist()}
+        if isinstance(v, np.ndarray) and v.dtype == object and 0 < v.size <= limits["elements"]:
+            try:  # numbers as objects (Fraction, sympy Float): as floats, as check() reads them
+                return enc(v.astype(np.float64), depth)
+            except Exception:  # noqa: BLE001 - not all numbers: handed over as an object
+                pass
         if isinstance(v, range):
             v = list(v)
         if isinstance(v, (list, tuple)) and depth < 6:
