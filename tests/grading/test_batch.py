@@ -39,6 +39,20 @@ def test_the_learners_own_grading_calls_are_removed_and_nothing_else():
     assert batch.strip_grader_calls("%timeit f(x)") == "%timeit f(x)"  # not Python: kept as it is
 
 
+def test_answers_passed_to_check_are_kept_as_the_variables_check_judged():
+    # check("B01", scores=S) and check("B01", "output", W @ V) judge S and W @ V in the notebook (a documented form);
+    # removing the call must not lose them: the grader reads the part's variable, so it is assigned instead
+    src = ('S = 2.0\ncheck("B01", scores=S, weights=S + 1)\nx = check("II.3.B01", "output", S * 3,\n    seed=None)\n'
+           'check("E01", lambda x, tau=1.0: x)\nv.check(tau_two=S / 2)\ncheck("B01", "scores")\nhint("B01")\n'
+           'check("B01", bogus=1, **{"weights": 9})')
+    out = batch.strip_grader_calls(src)
+    assert "check(" not in out and "hint" not in out
+    ns = {"v": None}
+    exec(out, ns)
+    assert (ns["scores"], ns["weights"], ns["output"], ns["tau_two"]) == (2.0, 3.0, 6.0, 1.0)
+    assert ns["softmax"](5) == 5 and "x" not in ns and "bogus" not in ns
+
+
 def test_items_and_seeds_are_read_from_the_notebook():
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('check("E01", "softmax")\nhint("II.3.B01")'),
