@@ -492,3 +492,26 @@ def test_the_console_script_is_declared():
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
     assert scripts["attn-grade"] == "attn.grading.batch:main"
+
+
+def test_a_journal_from_another_version_of_the_grader_is_not_resumed(tmp_path, monkeypatch):
+    # a teacher re-running the same command after updating attn (a fixed verdict) must get the new verdicts,
+    # not the journal's old rows
+    from attn.grading.runner import cli, rows
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not a notebook")
+    out = tmp_path / "grades"
+    monkeypatch.setattr(rows, "grader_fingerprint", lambda: "version one")
+    assert cli.main([str(folder), "-o", str(out), "-q", "--no-sandbox"]) == 0
+    monkeypatch.setattr(rows, "grader_fingerprint", lambda: "version two")
+    assert cli.main([str(folder), "-o", str(out), "-q", "--no-sandbox"]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "grades.journal.jsonl").read_text().splitlines()]
+    assert [rec["options"]["grader"] for rec in lines] == ["version one", "version two"]  # graded again
+
+
+def test_the_grader_fingerprint_follows_the_package_source():
+    from attn.grading.runner import rows
+
+    assert rows.grader_fingerprint() == rows.grader_fingerprint() and len(rows.grader_fingerprint()) == 64
