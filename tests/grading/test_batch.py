@@ -44,12 +44,12 @@ def test_answers_passed_to_check_are_kept_as_the_variables_check_judged():
     # removing the call must not lose them: the grader reads the part's variable, so it is assigned instead
     src = ('S = 2.0\ncheck("B01", scores=S, weights=S + 1)\nx = check("II.3.B01", "output", S * 3,\n    seed=None)\n'
            'check("E01", lambda x, tau=1.0: x)\nv.check(tau_two=S / 2)\ncheck("B01", "scores")\nhint("B01")\n'
-           'check("B01", bogus=1, **{"weights": 9})')
+           'check("B01", bogus=1, **{"weights": 9})\nprint(check("E08", tau=S * 4))')
     out = batch.strip_grader_calls(src)
     assert "check(" not in out and "hint" not in out
     ns = {"v": None}
     exec(out, ns)
-    assert (ns["scores"], ns["weights"], ns["output"], ns["tau_two"]) == (2.0, 3.0, 6.0, 1.0)
+    assert (ns["scores"], ns["weights"], ns["output"], ns["tau_two"], ns["tau"]) == (2.0, 3.0, 6.0, 1.0, 8.0)
     assert ns["softmax"](5) == 5 and "x" not in ns and "bogus" not in ns
 
 
@@ -515,3 +515,10 @@ def test_the_grader_fingerprint_follows_the_package_source():
     from attn.grading.runner import rows
 
     assert rows.grader_fingerprint() == rows.grader_fingerprint() and len(rows.grader_fingerprint()) == 64
+
+
+def test_attns_own_function_passed_to_check_is_flagged():
+    from attn.grading.runner.notebook import flags
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('import attn\ncheck("E01", softmax=attn.softmax)')])
+    assert "uses_attn_in:softmax" in flags(nb, {"softmax"})

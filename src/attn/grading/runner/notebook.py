@@ -140,14 +140,22 @@ def seeds_in(nb) -> dict:
     return seeds
 
 
-def _is_grader_call(node: ast.stmt) -> bool:
+def _grader_call(node: ast.stmt) -> ast.Call | None:
+    """The grading call a top-level statement is (``check(...)``, ``fb = check(...)``, ``print(check(...))``)."""
     value = node.value if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("print", "display")
+            and len(value.args) == 1 and not value.keywords and isinstance(value.args[0], ast.Call)):
+        value = value.args[0]
     if not isinstance(value, ast.Call):
-        return False
+        return None
     f = value.func
     if isinstance(f, ast.Name):
-        return f.id in GRADER_CALLS
-    return isinstance(f, ast.Attribute) and f.attr in ("check", "hint")
+        return value if f.id in GRADER_CALLS else None
+    return value if isinstance(f, ast.Attribute) and f.attr in ("check", "hint") else None
+
+
+def _is_grader_call(node: ast.stmt) -> bool:
+    return _grader_call(node) is not None
 
 
 def _part_names(item_id) -> set:
@@ -208,7 +216,7 @@ def strip_grader_calls(source: str) -> str:
     for n in reversed(calls):
         a = starts[n.lineno - 1] + n.col_offset
         b = starts[n.end_lineno - 1] + n.end_col_offset
-        given = _answers_passed(n.value)
+        given = _answers_passed(_grader_call(n))
         keep = "; ".join(f"{name} = ({ast.get_source_segment(source, expr)})" for name, expr in given)
         data = data[:a] + (keep or "pass").encode("utf-8") + data[b:]
     return data.decode("utf-8")
