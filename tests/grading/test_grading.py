@@ -587,3 +587,13 @@ def test_returning_the_output_and_the_weights_together_is_named_not_called_ragge
     fb = it.judge("output", (e["output"], e["weights"]))
     assert fb.mistake == "tuple" and "different lengths" not in fb.message
     assert it.judge("weights", [[0.5, 0.5], [0.3, 0.3, 0.4], [1.0]]).mistake == "ragged"  # really ragged rows
+
+
+def test_a_function_that_returns_float16_is_told_so_not_to_check_its_arithmetic():
+    def softmax(x, tau=1.0):
+        z = np.asarray(x, dtype=float) / tau
+        w = np.exp(z - z.max(axis=-1, keepdims=True))
+        return (w / w.sum(axis=-1, keepdims=True)).astype(np.float16)
+    fb = check("E01", softmax=softmax)
+    assert fb.status == NOT_YET and fb.mistake == "float16", fb.message
+    assert "float16" in fb.message and "arithmetic" not in fb.message

@@ -85,3 +85,12 @@ def test_an_object_array_of_numbers_is_handed_over_as_numbers():
     judged = hand_over(ns, {"B01": None, "E01": None})
     assert [p["status"] for p in judged["B01"]["parts"]] == ["correct"] * 3, judged
     assert judged["E01"]["parts"][0]["status"] == "correct", judged
+
+
+def test_a_float16_result_is_named_by_the_teachers_grader_too():
+    def softmax(x, tau=1.0):
+        z = np.asarray(x, dtype=float) / tau
+        w = np.exp(z - z.max(axis=-1, keepdims=True))
+        return (w / w.sum(axis=-1, keepdims=True)).astype(np.float16)
+    part = hand_over({"softmax": softmax}, {"E01": None})["E01"]["parts"][0]
+    assert (part["status"], part["mistake"]) == ("not yet", "float16"), part
