@@ -49,6 +49,8 @@ class Explorer(ABC):
     live_script: str = ""
     live_title: str = "Explorer"
     live_size: tuple[int, int] = (900, 300)
+    # What this explorer's controls do, for the note under it (attn.page.show_explorer): HTML, no TeX.
+    live_usage: str = ""
 
     def __init__(self, figsize=(7.5, 3.6), **params):
         unknown = set(params) - set(self.defaults)
