@@ -20,20 +20,23 @@ class WiringExplorer(Explorer):
     score matrix is T_q × T_k. The block (W_Q, W_K, W_V and the formula) is the same in both.
 
     Panels: the score matrix S = QKᵀ/√d_k, the weights softmax(S) row by row, and the output (T_q × d_v). The first
-    two sit in a frame ten keys wide, so the width of the picture *is* T_k.
+    two are drawn as wide as the keys they show, T_k columns, centred in room for the most keys (``T_k_max``).
     """
 
     X, Y, W_Q, W_K, W_V = two_sequences()
     T_q, T_k_max = X.shape[0], Y.shape[0]
     d_v = W_V.shape[1]
     defaults = {"wiring": "self", "T_k": 8}
-    alt = ("Three heatmaps side by side. Left: the score matrix, one row per query and one column per key, drawn in "
-           "a frame ten columns wide, so its width shows how many keys there are. Middle: the softmax weights, same "
-           "shape, each row summing to one. Right: the output, one row per query and one column per value feature; "
-           "its shape does not change with the number of keys.")
+    alt = ("Three heatmaps side by side. Left: the score matrix, one row per query and one column per key, so its "
+           "width shows how many keys there are. Middle: the softmax weights, same shape, each row summing to one. "
+           "Right: the output, one row per query and one column per value feature; its shape does not change with "
+           "the number of keys.")
 
     live_script = "wiring.js"
     live_title = "Proposition 4 explorer"
+    live_usage = ("Pick the wiring, then, under <em>cross</em>, move <i>T</i><sub>k</sub>: the score matrix and the "
+                  "weights are <i>T</i><sub>q</sub> × <i>T</i><sub>k</sub>, square under <em>self</em>. The table under the "
+                  "picture gives the output rows; every cell of the heatmaps carries its exact value.")
     live_size = (900, 300)
     live_controls = [
         Control("wiring", "wiring", "choice", options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")]),
@@ -104,7 +107,6 @@ class WiringExplorer(Explorer):
             ax.set_xlim(-0.5, self.T_k_max - 0.5)
             ax.set_ylim(self.T_q - 0.5, -0.5)
             ax.set_xlabel("key $j$", labelpad=14)
-            ax.set_facecolor("0.94")
             # Ten fixed tick marks; the key names under them are our own text, changed by a move
             # without redrawing the axis.
             ax.set_xticks(range(self.T_k_max), [""] * self.T_k_max)
@@ -127,6 +129,10 @@ class WiringExplorer(Explorer):
         S, w, out = self.compute()
         T_k = S.shape[1]
         extent = (-0.5, T_k - 0.5, self.T_q - 0.5, -0.5)
+        if self.ax_s.get_xlim() != extent[:2]:  # the panels are as wide as the keys shown
+            for ax in (self.ax_s, self.ax_w):
+                ax.set_xlim(*extent[:2])
+            self._invalidate()
         for im, data in ((self.im_s, S), (self.im_w, w)):
             im.set_data(data)
             im.set_extent(extent)
