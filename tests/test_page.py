@@ -149,8 +149,12 @@ def shown(monkeypatch):
 def test_show_explorer_shows_the_widget_then_its_note(shown):
     assert show_explorer(FakeExplorer()) is None  # nothing for the cell to display a second time
     assert shown[0] == "the widget"
+    import IPython.display
+
+    assert isinstance(shown[1], IPython.display.Markdown)  # joins the page's text (dark mode): not an HTML output
     note = shown[1].data
     assert 'class="admonition tip' in note and "Using the explorer" in note
+    assert "\n\n" not in note  # one raw HTML block
     assert visible_text(note) == "Using the explorer" + "Move τ." + EXPLORER_NOTE_SHARED
     assert len(shown) == 2
 

@@ -74,7 +74,7 @@ EXPLORER_NOTE_SHARED = (
 def explorer_note_html(how: str = "") -> str:
     """The note shown under a live explorer, as HTML: ``how`` (what its controls do), then
     :data:`EXPLORER_NOTE_SHARED`, in a tip box (the book's theme styles ``admonition tip``; JupyterLab
-    shows it as plain text).
+    shows it as plain text). One ``<div>`` with no blank line: a single raw HTML block in Markdown.
 
     ``how`` is trusted HTML from the package (an explorer's ``live_usage``: ``<i>q</i>``,
     ``<i>d</i><sub>k</sub>``; no TeX, which an output's HTML does not typeset everywhere); it is not
@@ -102,8 +102,11 @@ def show_explorer(explorer, *, note: bool = True) -> None:
         raise TypeError(f"show_explorer(): explorer must be an attn explorer with a widget() method, "
                         f"not {type(explorer).__name__}")
     note_html = explorer_note_html(getattr(explorer, "live_usage", "")) if note else None
-    from IPython.display import HTML, display
+    from IPython.display import Markdown, display
 
     display(explorer.widget())
     if note_html is not None:
-        display(HTML(note_html))
+        # As Markdown (one raw HTML block), not as HTML: the book puts an HTML output in an output box
+        # whose dark-mode colours are not the page's (dark text on the tip's dark background), while a
+        # Markdown output joins the page's own text; JupyterLab renders both.
+        display(Markdown(note_html))
