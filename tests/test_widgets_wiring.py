@@ -85,16 +85,3 @@ def test_widget_controls_drive_the_figure():
     assert not T_k.disabled
     T_k.value = 4
     assert e.im_w.get_array().shape == (T_q, 4)
-
-
-@pytest.mark.parametrize("T_k", [1, 3, 10])
-def test_the_matrix_panels_are_as_wide_as_the_keys_shown(T_k):
-    e = WiringExplorer()
-    assert e.ax_s.get_xlim() == e.ax_w.get_xlim() == (-0.5, T_q - 0.5)  # self: T_q keys, no empty columns
-    e.update(wiring="cross", T_k=T_k)
-    e.png()  # a full render: the axes boxes follow the limits
-    assert e.ax_s.get_xlim() == e.ax_w.get_xlim() == (-0.5, T_k - 0.5)
-    box_s, box_w = e.ax_s.get_position(), e.ax_w.get_position()
-    cell = box_s.height / T_q  # square cells (aspect equal): the panel is T_k cells wide
-    assert box_s.width == pytest.approx(T_k * cell * e.fig.get_figheight() / e.fig.get_figwidth(), rel=1e-6)
-    assert box_w.width == pytest.approx(box_s.width, rel=1e-6)

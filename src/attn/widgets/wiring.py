@@ -20,7 +20,9 @@ class WiringExplorer(Explorer):
     score matrix is T_q × T_k. The block (W_Q, W_K, W_V and the formula) is the same in both.
 
     Panels: the score matrix S = QKᵀ/√d_k, the weights softmax(S) row by row, and the output (T_q × d_v). The first
-    two are drawn as wide as the keys they show, T_k columns, centred in room for the most keys (``T_k_max``).
+    two are drawn as wide as the keys they show, T_k columns: in the live explorer (``js/wiring.js``) the frame
+    itself shrinks to them, centred in room for the most keys (``T_k_max``); the matplotlib figure keeps a grey
+    frame ``T_k_max`` wide, so that a move redraws the images only, without a new layout.
     """
 
     X, Y, W_Q, W_K, W_V = two_sequences()
@@ -107,6 +109,7 @@ class WiringExplorer(Explorer):
             ax.set_xlim(-0.5, self.T_k_max - 0.5)
             ax.set_ylim(self.T_q - 0.5, -0.5)
             ax.set_xlabel("key $j$", labelpad=14)
+            ax.set_facecolor("0.94")
             # Ten fixed tick marks; the key names under them are our own text, changed by a move
             # without redrawing the axis.
             ax.set_xticks(range(self.T_k_max), [""] * self.T_k_max)
@@ -129,10 +132,6 @@ class WiringExplorer(Explorer):
         S, w, out = self.compute()
         T_k = S.shape[1]
         extent = (-0.5, T_k - 0.5, self.T_q - 0.5, -0.5)
-        if self.ax_s.get_xlim() != extent[:2]:  # the panels are as wide as the keys shown
-            for ax in (self.ax_s, self.ax_w):
-                ax.set_xlim(*extent[:2])
-            self._invalidate()
         for im, data in ((self.im_s, S), (self.im_w, w)):
             im.set_data(data)
             im.set_extent(extent)
