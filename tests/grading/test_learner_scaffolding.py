@@ -10,7 +10,7 @@ import jupytext
 from attn.grading import learner
 from attn.grading.learner import PROGRESS_CELL, RECORD_CELL, glued_for_learner, render
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_case_counts_are_the_items_own_counted_by_hand():
