@@ -1,7 +1,10 @@
 """What the book's pages share: the idioms every chapter and exercise page would otherwise repeat.
 
-Imports only the standard library and NumPy at module level; myst-nb (the book's notebook
-engine) is imported inside the functions that need it, so ``import attn.page`` stays light.
+- :func:`glue_values`: glue computed numbers for the prose (``{glue:text}`name:.2f```);
+- :func:`show_explorer`: a live explorer and the note on using it ("move it yourself").
+
+Imports only the standard library and NumPy at module level; myst-nb and IPython are imported inside
+the functions that need them, so ``import attn.page`` stays light.
 """
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import re
 
 import numpy as np
 
-__all__ = ["agreement", "glue_values", "plain_value"]
+__all__ = ["agreement", "explorer_note_html", "glue_values", "plain_value", "show_explorer"]
 
 # A glued name is used inside a role, {glue:text}`name:.2f`: no colon, backtick or space.
 _GLUE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
@@ -76,3 +79,50 @@ def agreement(gap, fmt: str = ".0e") -> str:
     if not np.isfinite(gap) or gap < 0:
         raise ValueError(f"agreement(): gap must be a finite size >= 0, got {gap!r}")
     return "exactly" if gap == 0 else f"to within {gap:{fmt}}"
+
+EXPLORER_NOTE_TITLE = "Using the explorer"
+# What is true of every live explorer (attn.widgets.live): said once, under each of them.
+EXPLORER_NOTE_SHARED = (
+    "Every control works with the mouse and, once focused, with the arrow keys. It all runs in your "
+    "browser, on this page as in JupyterLab: the picture and the numbers under it follow every move.")
+
+
+def explorer_note_html(how: str = "") -> str:
+    """The note shown under a live explorer, as HTML: ``how`` (what its controls do), then
+    :data:`EXPLORER_NOTE_SHARED`, in a tip box (the book's theme styles ``admonition tip``; JupyterLab
+    shows it as plain text). One ``<div>`` with no blank line: a single raw HTML block in Markdown.
+
+    ``how`` is trusted HTML from the package (an explorer's ``live_usage``: ``<i>q</i>``,
+    ``<i>d</i><sub>k</sub>``; no TeX, which an output's HTML does not typeset everywhere); it is not
+    escaped. Raises ``TypeError`` if ``how`` is not a str.
+    """
+    if not isinstance(how, str):
+        raise TypeError(f"explorer_note_html(): how must be a str of HTML, not {type(how).__name__}")
+    paragraphs = "".join(f"<p>{text}</p>" for text in (how.strip(), EXPLORER_NOTE_SHARED) if text)
+    return (f'<div class="admonition tip attn-explorer-note">'
+            f'<p class="admonition-title">{EXPLORER_NOTE_TITLE}</p>{paragraphs}</div>')
+
+
+def show_explorer(explorer, *, note: bool = True) -> None:
+    """Show ``explorer``'s live widget (``explorer.widget()``) and, under it, the note on using it.
+
+    The pages' one idiom for "move it yourself": ``show_explorer(live)`` as the last line of a cell.
+    The note is :func:`explorer_note_html` of the explorer's ``live_usage`` (what its controls do,
+    declared with the explorer); ``note=False`` shows the widget alone (for a second explorer whose
+    note would follow close by). Returns ``None``, so the widget is not displayed a second time as the
+    cell's value; after each move in JupyterLab ``explorer`` holds the new state (``explorer.params`` …).
+
+    Raises ``TypeError`` if ``explorer`` has no ``widget()`` method (it is not an attn explorer).
+    """
+    if not callable(getattr(explorer, "widget", None)):
+        raise TypeError(f"show_explorer(): explorer must be an attn explorer with a widget() method, "
+                        f"not {type(explorer).__name__}")
+    note_html = explorer_note_html(getattr(explorer, "live_usage", "")) if note else None
+    from IPython.display import Markdown, display
+
+    display(explorer.widget())
+    if note_html is not None:
+        # As Markdown (one raw HTML block), not as HTML: the book puts an HTML output in an output box
+        # whose dark-mode colours are not the page's (dark text on the tip's dark background), while a
+        # Markdown output joins the page's own text; JupyterLab renders both.
+        display(Markdown(note_html))

@@ -39,6 +39,20 @@ def test_the_learners_own_grading_calls_are_removed_and_nothing_else():
     assert batch.strip_grader_calls("%timeit f(x)") == "%timeit f(x)"  # not Python: kept as it is
 
 
+def test_answers_passed_to_check_are_kept_as_the_variables_check_judged():
+    # check("B01", scores=S) and check("B01", "output", W @ V) judge S and W @ V in the notebook (a documented form);
+    # removing the call must not lose them: the grader reads the part's variable, so it is assigned instead
+    src = ('S = 2.0\ncheck("B01", scores=S, weights=S + 1)\nx = check("II.3.B01", "output", S * 3,\n    seed=None)\n'
+           'check("E01", lambda x, tau=1.0: x)\nv.check(tau_two=S / 2)\ncheck("B01", "scores")\nhint("B01")\n'
+           'check("B01", bogus=1, **{"weights": 9})\nprint(check("E08", tau=S * 4))')
+    out = batch.strip_grader_calls(src)
+    assert "check(" not in out and "hint" not in out
+    ns = {"v": None}
+    exec(out, ns)
+    assert (ns["scores"], ns["weights"], ns["output"], ns["tau_two"], ns["tau"]) == (2.0, 3.0, 6.0, 1.0, 8.0)
+    assert ns["softmax"](5) == 5 and "x" not in ns and "bogus" not in ns
+
+
 def test_items_and_seeds_are_read_from_the_notebook():
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('check("E01", "softmax")\nhint("II.3.B01")'),
@@ -478,3 +492,33 @@ def test_the_console_script_is_declared():
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
     assert scripts["attn-grade"] == "attn.grading.batch:main"
+
+
+def test_a_journal_from_another_version_of_the_grader_is_not_resumed(tmp_path, monkeypatch):
+    # a teacher re-running the same command after updating attn (a fixed verdict) must get the new verdicts,
+    # not the journal's old rows
+    from attn.grading.runner import cli, rows
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not a notebook")
+    out = tmp_path / "grades"
+    monkeypatch.setattr(rows, "grader_fingerprint", lambda: "version one")
+    assert cli.main([str(folder), "-o", str(out), "-q", "--no-sandbox"]) == 0
+    monkeypatch.setattr(rows, "grader_fingerprint", lambda: "version two")
+    assert cli.main([str(folder), "-o", str(out), "-q", "--no-sandbox"]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "grades.journal.jsonl").read_text().splitlines()]
+    assert [rec["options"]["grader"] for rec in lines] == ["version one", "version two"]  # graded again
+
+
+def test_the_grader_fingerprint_follows_the_package_source():
+    from attn.grading.runner import rows
+
+    assert rows.grader_fingerprint() == rows.grader_fingerprint() and len(rows.grader_fingerprint()) == 64
+
+
+def test_attns_own_function_passed_to_check_is_flagged():
+    from attn.grading.runner.notebook import flags
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('import attn\ncheck("E01", softmax=attn.softmax)')])
+    assert "uses_attn_in:softmax" in flags(nb, {"softmax"})

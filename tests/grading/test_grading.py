@@ -84,7 +84,7 @@ HINT_TABLE = [
     ("B02", "cold_limit", lambda d, e: [1 / 3] * 3, "uniform"),
     ("B02", "cold_limit", lambda d, e: [0, 0, 1], "argmin"),
     ("V02@7", "cold_limit", lambda d, e: [1, 0, 0], "first_key"),  # s = (2, 1, 4): B02's answer copied
-    ("B02", "cold_limit", lambda d, e: [[1, 0, 0]], "shape"),
+    ("B02", "cold_limit", lambda d, e: [[1, 0, 0], [1, 0, 0]], "shape"),
     # B03: causal mask on four tokens, scores S given
     ("B03", "mask", lambda d, e: ~np.tril(np.ones((4, 4), bool)), "polarity"),
     ("B03", "mask", lambda d, e: np.tril(np.ones((4, 4), bool), -1), "strict"),
@@ -339,11 +339,10 @@ def test_learner_copy_holds_no_solution(page):
     assert answers, "the learner copy must hold empty answer cells"
 
 
-def test_book_pages_hide_and_skip_the_recording_cell():
+def test_book_pages_never_record_progress():
+    # the learner copies add the recording cell (attn.grading.learner); building the book writes no progress file
     for page in learner.pages(ROOT):
-        for c in jupytext.read(page).cells:
-            if "record_progress()" in c.source and c.cell_type == "code" and "import" not in c.source:
-                assert {"remove-cell", "skip-execution", "learner-only"} <= set(c.metadata.get("tags", []))
+        assert not [c for c in jupytext.read(page).cells if c.cell_type == "code" and "record_progress" in c.source]
 
 
 def test_learner_copies_are_not_in_the_toc():
@@ -543,3 +542,57 @@ def test_progress_given_an_item_id_shows_the_table(tmp_path, monkeypatch):
     from attn.grading import progress
     monkeypatch.chdir(tmp_path)
     assert "II.3.B01" in str(progress("B01"))
+
+
+def test_a_list_of_numbers_given_as_one_row_or_one_column_is_that_list():
+    # (1, n) and (n, 1) hold the same n numbers in the same order as (n,): a right answer, not a shape mistake
+    for item_id, name in (("B02", "cold_limit"), ("E07", "variances")):
+        it = get_item(item_id)
+        v = np.asarray(it.expected()[name])
+        for form in (v.reshape(1, -1), v.reshape(-1, 1), [v.tolist()], v.reshape(1, 1, -1)):
+            assert it.judge(name, form).status == CORRECT, (item_id, np.shape(form))
+        wrong = v.reshape(1, -1) * 1.5 + 0.5  # off by far more than any tolerance
+        assert it.judge(name, wrong).status == NOT_YET
+
+
+def test_a_function_must_keep_the_shape_of_its_output():
+    # the row/column leniency is for values typed as lists, not for what a function returns
+    from attn.grading.run import Outcome
+    it = get_item("E01")
+    cases = it.cases("softmax")
+    outs = []
+    for args in cases:
+        y = np.asarray(it.context().softmax(*args))
+        outs.append(Outcome(value=y.reshape(1, -1) if y.ndim == 1 else y))
+    assert any(np.ndim(it.context().softmax(*a)) == 1 for a in cases)
+    assert it.judge_outcomes("softmax", outs).status == NOT_YET
+
+
+def test_returning_the_output_and_the_weights_together_is_named_not_called_ragged_rows():
+    # `return W @ V, W` (or `output = out, W`) makes a tuple of arrays: the message must say so, not that the
+    # rows of the answer have different lengths
+    def sdpa(Q, K, V, mask=None):
+        S = np.asarray(Q, float) @ np.asarray(K, float).T / np.sqrt(np.shape(Q)[-1])
+        if mask is not None:
+            S = np.where(mask, S, -np.inf)
+        W = np.exp(S - S.max(-1, keepdims=True))
+        W /= W.sum(-1, keepdims=True)
+        return W @ V, W
+    fb = check("E02", scaled_dot_product_attention=sdpa)
+    assert fb.status == NOT_YET and fb.mistake == "tuple", fb.message
+    assert "tuple of 2" in fb.message and "(3, 2)" in fb.message and "different lengths" not in fb.message
+    it = get_item("B01")
+    e = it.expected()
+    fb = it.judge("output", (e["output"], e["weights"]))
+    assert fb.mistake == "tuple" and "different lengths" not in fb.message
+    assert it.judge("weights", [[0.5, 0.5], [0.3, 0.3, 0.4], [1.0]]).mistake == "ragged"  # really ragged rows
+
+
+def test_a_function_that_returns_float16_is_told_so_not_to_check_its_arithmetic():
+    def softmax(x, tau=1.0):
+        z = np.asarray(x, dtype=float) / tau
+        w = np.exp(z - z.max(axis=-1, keepdims=True))
+        return (w / w.sum(axis=-1, keepdims=True)).astype(np.float16)
+    fb = check("E01", softmax=softmax)
+    assert fb.status == NOT_YET and fb.mistake == "float16", fb.message
+    assert "float16" in fb.message and "arithmetic" not in fb.message

@@ -274,3 +274,18 @@ def test_progress_of_a_missing_folder_says_so(tmp_path):
 def test_the_progress_store_does_not_import_the_registry():
     src = (ROOT / "src" / "attn" / "grading" / "progress_file.py").read_text(encoding="utf-8")
     assert "from .items" not in src and "import items" not in src and "learner_api" not in src
+
+
+def test_progress_of_a_folder_that_is_not_a_path_is_a_note_not_an_exception():
+    for junk in (123, b"/tmp", 1.5, ["a"], object()):
+        note = progress(junk)
+        assert isinstance(note, Note) and not note, junk
+        assert "folder" in str(note)
+
+
+def test_record_progress_into_a_folder_that_is_not_a_path_is_a_note_not_an_exception(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for junk in (123, b"/tmp", 1.5):
+        note = record_progress(folder=junk)
+        assert isinstance(note, Note) and "folder" in str(note), junk
+    record_progress(False)

@@ -100,3 +100,100 @@ def test_agreement_refuses_a_gap_that_is_not_a_size(bad):
 
     with pytest.raises(ValueError, match="gap"):
         agreement(bad)
+
+# -- show_explorer: the "move it yourself" idiom ---------------------------------------------------
+
+from html.parser import HTMLParser  # noqa: E402
+
+from attn.page import EXPLORER_NOTE_SHARED, explorer_note_html, show_explorer  # noqa: E402
+from attn.widgets.base import Explorer  # noqa: E402
+
+
+def explorer_classes():
+    import attn.widgets.divisor, attn.widgets.projections, attn.widgets.quadratic  # noqa: E401
+    import attn.widgets.temperature, attn.widgets.weighted_average, attn.widgets.wiring  # noqa: E401
+
+    def walk(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from walk(sub)
+    return sorted({c for c in walk(Explorer) if c.__module__.startswith("attn.")}, key=lambda c: c.__name__)
+
+
+class Tags(HTMLParser):
+    """Checks that every opened tag is closed, in order; collects the visible text."""
+
+    def __init__(self):
+        super().__init__()
+        self.open, self.text = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open.pop() == tag, f"</{tag}> closes nothing"
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def visible_text(html):
+    parser = Tags()
+    parser.feed(html)
+    parser.close()
+    assert parser.open == [], f"unclosed tags {parser.open}"
+    return "".join(parser.text)
+
+
+class FakeExplorer:
+    live_usage = "Move <i>τ</i>."
+
+    def widget(self):
+        return "the widget"
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    import IPython.display
+
+    out = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: out.extend(objs))
+    return out
+
+
+def test_show_explorer_shows_the_widget_then_its_note(shown):
+    assert show_explorer(FakeExplorer()) is None  # nothing for the cell to display a second time
+    assert shown[0] == "the widget"
+    import IPython.display
+
+    assert isinstance(shown[1], IPython.display.Markdown)  # joins the page's text (dark mode): not an HTML output
+    note = shown[1].data
+    assert 'class="admonition tip' in note and "Using the explorer" in note
+    assert "\n\n" not in note  # one raw HTML block
+    assert visible_text(note) == "Using the explorer" + "Move τ." + EXPLORER_NOTE_SHARED
+    assert len(shown) == 2
+
+
+def test_show_explorer_without_note_shows_the_widget_alone(shown):
+    show_explorer(FakeExplorer(), note=False)
+    assert shown == ["the widget"]
+
+
+def test_show_explorer_rejects_what_is_not_an_explorer(shown):
+    with pytest.raises(TypeError, match="not ndarray"):
+        show_explorer(np.zeros(3))
+    assert shown == []
+
+
+def test_note_without_usage_is_the_shared_sentence_alone():
+    assert visible_text(explorer_note_html("")) == "Using the explorer" + EXPLORER_NOTE_SHARED
+    with pytest.raises(TypeError, match="not int"):
+        explorer_note_html(3)
+
+
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
+def test_every_explorer_says_what_its_controls_do_in_html_without_tex(cls):
+    text = visible_text(cls.live_usage)
+    assert len(text.split()) >= 8, f"{cls.__name__}.live_usage says too little: {text!r}"
+    assert "$" not in text and "\\" not in text  # an output's HTML is not typeset: no TeX
+    assert visible_text(explorer_note_html(cls.live_usage)).endswith(EXPLORER_NOTE_SHARED)

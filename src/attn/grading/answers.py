@@ -13,7 +13,7 @@ import numpy as np
 
 
 class Problem(NamedTuple):
-    key: str  # "not_tried", "none", "text", "ragged", "type", "nan", "partial", ...
+    key: str  # "not_tried", "none", "text", "ragged", "tuple", "type", "nan", "partial", ...
     message: str
 
 
@@ -22,6 +22,10 @@ def _describe(value) -> str:
     article = "an" if name[:1].lower() in "aeiou" else "a"
     return {"str": "text", "NoneType": "None", "function": "a function", "dict": "a dictionary"}.get(
         name, f"{article} {name}")
+
+
+def _shape_of(v) -> str:
+    return f"an array of shape {v.shape}" if isinstance(v, np.ndarray) else _describe(v)
 
 
 def _has_ellipsis(value, depth: int = 0) -> bool:
@@ -67,6 +71,11 @@ def read(value, kind: str = "number"):
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError):
+        if isinstance(value, tuple) and any(np.ndim(v) >= 1 for v in value if isinstance(v, np.ndarray)):
+            parts = ", ".join(_shape_of(v) for v in value[:4]) + (", ..." if len(value) > 4 else "")
+            return None, Problem(
+                "tuple", f"The answer is a tuple of {len(value)} values ({parts}), not one array: `return a, b` "
+                "(or `x = a, b`) makes a tuple. Give only the array this part asks for.")
         return None, Problem(
             "ragged", "The rows of the answer have different lengths. Every row needs the same number of entries."
         )

@@ -292,7 +292,10 @@ def judge_value(item_id: str, part, ns, value, atol, rtol, counts_from: int = 1,
         status = NOT_TRIED if prob.key == "not_tried" else NOT_YET
         return _fb(item_id, part, status, prob.message, None if status == NOT_TRIED else prob.key)
     known = wrongs(part, ns) if known is None else known
-    return compare(item_id, part, arr, getattr(ns, part.name), known, atol, rtol, counts_from, follow, raw=value,
+    expected = np.asarray(getattr(ns, part.name))
+    if expected.ndim == 1 and arr.ndim > 1 and arr.size == expected.size and max(arr.shape) == arr.size:
+        arr = arr.reshape(expected.shape)  # a list of n numbers given as one row or one column: the same list
+    return compare(item_id, part, arr, expected, known, atol, rtol, counts_from, follow, raw=value,
                    seed=seed)
 
 
@@ -369,6 +372,11 @@ def judge_outcomes(item_id: str, part, ns, cases: list[tuple], outcomes, counts_
         with np.errstate(all="ignore"):
             right = reference(*copy.deepcopy(args))
         fb = compare(item_id, part, arr, right, wrongs(part, ns, *args), atol, rtol, counts_from)
+        if not fb.correct and fb.mistake == "value" and getattr(out.value, "dtype", None) == np.float16 \
+                and _answers.close(arr, np.asarray(right, dtype=np.float64), 2e-3, 2e-3):
+            return _fb(item_id, part, NOT_YET, at + "your function returns float16 numbers, which keep only about 3 "
+                       "significant digits: right to that precision, but not to the checker's. Compute and return "
+                       "in float64 (or in the dtype of the input)." + said, "float16")
         if not fb.correct:
             return _fb(item_id, part, NOT_YET, at + fb.message + said, fb.mistake)
         if said:

@@ -11,9 +11,10 @@ Rules, applied to each MyST notebook ``exercises/<name>.md`` (not ``index.md``):
   the lines of the ``{exercise-start}``/``{exercise-end}`` directives and
   ``(label)=`` targets (they only mean something inside the book);
 - kept, with the tags ``learner-only``, ``remove-cell`` and ``skip-execution``
-  removed: cells tagged ``learner-only`` (the book hides and skips them; this is
-  how a learner copy turns on :func:`attn.grading.record_progress`);
-- a short note is put first, saying where the copy comes from;
+  removed: cells tagged ``learner-only`` (the book hides and skips them);
+- added, so that no page repeats them: a short note first, saying where the copy comes from;
+  after the page's ``from attn.grading import ...`` cell, the cell that turns on
+  :func:`attn.grading.record_progress`; at the end, the ``progress()`` table of the problem set;
 - cross-references that only the book resolves (``{ref}`label```, ``{ref}`text <label>```,
   ``{doc}`path```) become ordinary Markdown links to the page's file, relative to the copy, which
   JupyterLab opens: another exercise links to its learner copy, a chapter to ``../../chapters/<page>.md``
@@ -83,8 +84,53 @@ def links(text: str, known: dict, root: Path) -> str:
             page = (root / target.lstrip("/")).with_suffix(".md")
             if page.exists():
                 return f"[{shown or page.stem}]({_link_target(page, root)})"
+        if role.startswith("glue"):
+            return glued_for_learner(body)
         return shown or body  # a role JupyterLab cannot follow: keep its text
     return ROLE.sub(swap, text)
+
+
+# The glued numbers an exercise statement may show: a learner copy is not executed by the book, so the
+# copy computes them itself, the same way the page's glue cell does (from the item's own definition).
+CASE_COUNT = re.compile(r"n_cases_(?P<item>[A-Z]\d+)_(?P<part>\w+)")
+
+
+def glued_for_learner(name: str) -> str:
+    """The text of ``{glue:text}`name``` in a learner copy.
+
+    Only counts of a function part's test cases, ``n_cases_<item>_<part>`` (the page glues
+    ``len(get_item(item).cases(part))``), can be shown outside the book. Raises ``ValueError`` for any
+    other name, so that a number only the book computes never reaches a learner copy as its name.
+    """
+    m = CASE_COUNT.fullmatch(name.split(":")[0])
+    if not m:
+        raise ValueError(f"learner copy: {{glue}}`{name}` is computed by the book only; an exercise statement "
+                         "may glue n_cases_<item>_<part> (or move the number into the solution)")
+    from . import get_item  # the package registers every item
+
+    return str(len(get_item(m["item"]).cases(m["part"])))
+
+
+# The learner's scaffolding, added to every copy (the book's pages do not carry it): progress is
+# recorded from the first cell on, and the copy ends with the table of the whole problem set.
+RECORD_CELL = ("from attn.grading import progress, record_progress\n\n"
+               "record_progress()  # your checks are saved next to this notebook; progress() shows the table")
+PROGRESS_TEXT = "When you are done, `progress()` shows every item of the problem set: not tried, not yet, or correct."
+PROGRESS_CELL = "progress()"
+
+
+def _with_progress(cells: list, page: Path) -> list:
+    """``cells`` with :data:`RECORD_CELL` after the page's ``from attn.grading import ...`` cell and the
+    progress table at the end. Raises ``ValueError`` if the page never imports from ``attn.grading``."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell
+
+    first = next((i for i, c in enumerate(cells)
+                  if c.cell_type == "code" and re.search(r"^from attn\.grading import ", c.source, re.M)), None)
+    if first is None:
+        raise ValueError(f"{page}: no code cell imports from attn.grading, so the copy has nowhere to start "
+                         "recording progress")
+    return (cells[:first + 1] + [new_code_cell(RECORD_CELL)] + cells[first + 1:]
+            + [new_markdown_cell(PROGRESS_TEXT), new_code_cell(PROGRESS_CELL)])
 
 
 def _note(source: str) -> str:
@@ -160,7 +206,7 @@ def render(page: Path, root: Path) -> str:
     if strip.in_solution:
         raise ValueError(f"{page}: a {{solution-start}} block is never closed by {{solution-end}}")
     rel = page.relative_to(root).as_posix()
-    nb.cells = [new_markdown_cell(_note(rel))] + cells
+    nb.cells = [new_markdown_cell(_note(rel))] + _with_progress(cells, page)
     for c in nb.cells:
         c.pop("id", None)
     text = jupytext.writes(nb, fmt="md:myst")

@@ -231,6 +231,8 @@ def progress(folder=None):
 
     from . import progress_file as _store
 
+    if folder is not None and not isinstance(folder, (str, os.PathLike)):
+        return _store.not_a_folder("progress", folder)
     if folder is not None and not Path(folder).is_dir():
         try:
             get_item(folder)

@@ -95,6 +95,8 @@ def record_progress(on: bool = True, folder: str | os.PathLike | None = None) ->
         except Exception:
             pass
     _pending.clear()
+    if folder is not None and not isinstance(folder, (str, os.PathLike)):
+        return not_a_folder("record_progress", folder)
     if not on or _disabled_by_env():
         _state["path"] = None
         why = " (ATTN_PROGRESS=off is set)" if on else ""
@@ -102,6 +104,13 @@ def record_progress(on: bool = True, folder: str | os.PathLike | None = None) ->
     path = Path(folder if folder is not None else os.getcwd()).resolve() / FILENAME
     _state["path"] = path
     return Note("Progress", f"your checks are saved to {path.name} in this folder; progress() shows the table.")
+
+
+def not_a_folder(function: str, folder) -> Note:
+    """The note for a ``folder`` argument that is not a path (a number, bytes, a list): never an exception."""
+    text = repr(folder)
+    return Note("Which folder?", f"{function}() takes a folder's path as text, such as \".\" or \"exercises\", not "
+                f"{text if len(text) <= 40 else text[:37] + '...'}; with no argument it uses this notebook's folder.")
 
 
 def recording_path() -> Path | None:

@@ -64,6 +64,8 @@ class Explorer(ABC):
     live_title: str = "Explorer"
     live_size: tuple[int, int] = (900, 300)
     cache_text = True  # draw moving texts from a cache of their pixels (_draw_text); False: matplotlib draws each
+    # What this explorer's controls do, for the note under it (attn.page.show_explorer): HTML, no TeX.
+    live_usage: str = ""
 
     def __init__(self, figsize=(7.5, 3.6), **params):
         unknown = set(params) - set(self.defaults)

@@ -69,6 +69,8 @@ class DivisorExplorer(Explorer):
 
     live_script = "divisor.js"
     live_title = "Proposition 3 explorer"
+    live_usage = ("Move the width <i>d</i><sub>k</sub>: the two histograms and the circled points on the curves "
+                  "follow.")
     live_size = (900, 585)
     live_controls = [Control("d_k", "dₖ", "choice", options=[(str(d), d) for d in D_K_GRID], ordered=True)]
 

@@ -43,6 +43,9 @@ class ProjectionsExplorer(Explorer):
 
     live_script = "projections.js"
     live_title = "Proposition 2 explorer"
+    live_usage = ("Pick the token, then turn and stretch each matrix with its sliders, or drag the tip of the "
+                  "<i>q</i>, <i>k</i> or <i>v</i> arrow: the drag sets that matrix’s turn and stretch so that the arrow "
+                  "ends where you let go. The table under the picture gives the numbers.")
     live_size = (900, 300)
     live_controls = [
         Control("token", "token", "choice", options=[(f"x{j + 1}", j + 1) for j in range(4)]),

@@ -41,6 +41,8 @@ class QuadraticCostExplorer(Explorer):
 
     live_script = "quadratic.js"
     live_title = "Proposition 5 explorer"
+    live_usage = ("Pick a measured length <i>T</i>: the rings mark it on both panels and the table gives its "
+                  "numbers, measured when the explorer was made.")
     live_size = (900, 300)
 
     @property

@@ -36,6 +36,8 @@ class TemperatureExplorer(Explorer):
 
     live_script = "temperature.js"
     live_title = "Temperature explorer"
+    live_usage = ("Move the temperature <i>τ</i>: the weights and their entropy follow, from one-hot at small "
+                  "<i>τ</i> to uniform at large <i>τ</i>.")
     live_size = (900, 300)
     live_controls = [Control("tau", "τ", "log", min=math.log10(TAU_MIN), max=math.log10(TAU_MAX), step=0.01)]
 

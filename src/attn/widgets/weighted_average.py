@@ -28,6 +28,9 @@ class WeightedAverageExplorer(Explorer):
 
     live_script = "weighted_average.js"
     live_title = "Proposition 1 explorer"
+    live_usage = ("Drag the tip of the query <i>q</i> or of any key <i>k</i><sub><i>j</i></sub>, or use the sliders; a "
+                  "focused arrow tip also moves with the arrow keys (Shift for larger steps). The table under the "
+                  "picture gives the scores, weights and output to three decimals.")
     live_size = (900, 300)
     live_controls = [
         Control("q1", "q₁", min=-2.0, max=2.0, step=0.01, digits=2),

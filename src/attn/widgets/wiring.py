@@ -20,20 +20,25 @@ class WiringExplorer(Explorer):
     score matrix is T_q × T_k. The block (W_Q, W_K, W_V and the formula) is the same in both.
 
     Panels: the score matrix S = QKᵀ/√d_k, the weights softmax(S) row by row, and the output (T_q × d_v). The first
-    two sit in a frame ten keys wide, so the width of the picture *is* T_k.
+    two are drawn as wide as the keys they show, T_k columns: in the live explorer (``js/wiring.js``) the frame
+    itself shrinks to them, centred in room for the most keys (``T_k_max``); the matplotlib figure keeps a grey
+    frame ``T_k_max`` wide, so that a move redraws the images only, without a new layout.
     """
 
     X, Y, W_Q, W_K, W_V = two_sequences()
     T_q, T_k_max = X.shape[0], Y.shape[0]
     d_v = W_V.shape[1]
     defaults = {"wiring": "self", "T_k": 8}
-    alt = ("Three heatmaps side by side. Left: the score matrix, one row per query and one column per key, drawn in "
-           "a frame ten columns wide, so its width shows how many keys there are. Middle: the softmax weights, same "
-           "shape, each row summing to one. Right: the output, one row per query and one column per value feature; "
-           "its shape does not change with the number of keys.")
+    alt = ("Three heatmaps side by side. Left: the score matrix, one row per query and one column per key, so its "
+           "width shows how many keys there are. Middle: the softmax weights, same shape, each row summing to one. "
+           "Right: the output, one row per query and one column per value feature; its shape does not change with "
+           "the number of keys.")
 
     live_script = "wiring.js"
     live_title = "Proposition 4 explorer"
+    live_usage = ("Pick the wiring, then, under <em>cross</em>, move <i>T</i><sub>k</sub>: the score matrix and the "
+                  "weights are <i>T</i><sub>q</sub> × <i>T</i><sub>k</sub>, square under <em>self</em>. The table under the "
+                  "picture gives the output rows; every cell of the heatmaps carries its exact value.")
     live_size = (900, 300)
     live_controls = [
         Control("wiring", "wiring", "choice", options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")]),

@@ -18,6 +18,7 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from . import rows as _rows  # (main has a local called rows)
 from .rows import Journal, flag_duplicates, make_row, write_csv, write_json
 from .sandbox import Limits, NoSandbox, check_available
 
@@ -156,7 +157,8 @@ def main(argv=None) -> int:
     options = {"items": items, "cell_timeout": args.cell_timeout, "grade_timeout": args.grade_timeout,
                "notebook_timeout": args.notebook_timeout, "learner_from": args.learner_from,
                "sandbox": not args.no_sandbox,
-               "limits": {"memory_mb": args.memory_mb, "processes": args.max_processes, "file_mb": args.file_mb}}
+               "limits": {"memory_mb": args.memory_mb, "processes": args.max_processes, "file_mb": args.file_mb},
+               "grader": _rows.grader_fingerprint()}
     stem.parent.mkdir(parents=True, exist_ok=True)
     journal_path = outputs(stem)[3]
     if args.fresh and journal_path.exists():

@@ -92,9 +92,12 @@ def request(item_parts: dict, functions: dict, nonce: str | None = None) -> dict
 
 
 def cell_source(req: dict) -> str:
-    """The grader's last cell: the kernel-side code in a fresh namespace, then one call."""
-    return (f"exec(compile({_KERNEL_SIDE!r}, '<attn-collect>', 'exec'), _attn_ns := {{}})\n"
-            f"_attn_ns['_attn_collect'](globals(), __import__('json').loads({json.dumps(req)!r}))\n")
+    """The grader's last cell: the kernel-side code in a fresh namespace, then one call. The builtins it uses are
+    taken from the ``builtins`` module: a learner's ``from re import *`` (``re.compile``) or a variable named
+    ``exec`` or ``globals`` must not stop the hand-over."""
+    return (f"_attn_b = __import__('builtins')\n"
+            f"_attn_b.exec(_attn_b.compile({_KERNEL_SIDE!r}, '<attn-collect>', 'exec'), _attn_ns := {{}})\n"
+            f"_attn_ns['_attn_collect'](_attn_b.globals(), _attn_b.__import__('json').loads({json.dumps(req)!r}))\n")
 
 
 def parse(stdout: str, nonce: str) -> dict | None:

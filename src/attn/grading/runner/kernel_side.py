@@ -41,6 +41,11 @@ def _attn_collect(ns, request):
                 return {"$": "object", "type": "ndarray", "text": f"an array of shape {a.shape} (too large to grade)"}
             return {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape),
                     "data": a.astype(np.float64 if a.dtype.kind == "f" else a.dtype).ravel().tolist()}
+        if isinstance(v, np.ndarray) and v.dtype == object and 0 < v.size <= limits["elements"]:
+            try:  # numbers as objects (Fraction, sympy Float): as floats, as check() reads them
+                return enc(v.astype(np.float64), depth)
+            except Exception:  # noqa: BLE001 - not all numbers: handed over as an object
+                pass
         if isinstance(v, range):
             v = list(v)
         if isinstance(v, (list, tuple)) and depth < 6:
@@ -54,7 +59,8 @@ def _attn_collect(ns, request):
                 stub = False
             return {"$": "function", "name": str(getattr(v, "__name__", "function"))[:80], "stub": stub}
         try:  # array-likes (pandas, torch, np.matrix) and plain numbers (Fraction, Decimal), as NumPy reads them
-            if hasattr(v, "__array__"):
+            if hasattr(v, "__array__") or hasattr(v, "__array_interface__") or isinstance(v, (memoryview, bytearray)) \
+                    or type(v).__module__ == "array":  # buffers NumPy reads, as check() reads them
                 a = np.asarray(v)
                 if a.dtype.kind in "biuf":
                     return enc(np.asarray(a), depth)
@@ -179,7 +185,8 @@ def _attn_collect(ns, request):
             result["values"][name] = enc(ns[name])
     for name, job in request["functions"].items():
         fn = ns.get(name)
-        if callable(fn) and not (result["values"].get(name) or {}).get("stub"):
+        handed = result["values"].get(name)
+        if callable(fn) and not (isinstance(handed, dict) and handed.get("stub")):
             result["functions"][name] = run_function(fn, [dec(c) for c in job["cases"]], job["seconds"])
     for value in list(ns.values()):
         if type(value).__name__ == "Variant":

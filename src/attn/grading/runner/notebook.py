@@ -140,18 +140,67 @@ def seeds_in(nb) -> dict:
     return seeds
 
 
-def _is_grader_call(node: ast.stmt) -> bool:
+def _grader_call(node: ast.stmt) -> ast.Call | None:
+    """The grading call a top-level statement is (``check(...)``, ``fb = check(...)``, ``print(check(...))``)."""
     value = node.value if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("print", "display")
+            and len(value.args) == 1 and not value.keywords and isinstance(value.args[0], ast.Call)):
+        value = value.args[0]
     if not isinstance(value, ast.Call):
-        return False
+        return None
     f = value.func
     if isinstance(f, ast.Name):
-        return f.id in GRADER_CALLS
-    return isinstance(f, ast.Attribute) and f.attr in ("check", "hint")
+        return value if f.id in GRADER_CALLS else None
+    return value if isinstance(f, ast.Attribute) and f.attr in ("check", "hint") else None
+
+
+def _is_grader_call(node: ast.stmt) -> bool:
+    return _grader_call(node) is not None
+
+
+def _part_names(item_id) -> set:
+    from ..items import get_item, items
+
+    if isinstance(item_id, str):
+        try:
+            return set(get_item(item_id).part_names)
+        except (KeyError, TypeError):
+            return set()
+    return {name for it in items() for name in it.part_names}  # v.check(...): the variant's item is not named
+
+
+def _answers_passed(call: ast.Call) -> list:
+    """``[(part, expression), ...]``: the answers a ``check`` call judges as given, not read from a variable:
+    ``check("B01", scores=S)``, ``check("B01", "output", W @ V)``, ``check("E01", my_softmax)``, ``v.check(w=W)``.
+    The same reading as :func:`attn.grading.learner_api.check`."""
+    f = call.func
+    if not ((isinstance(f, ast.Name) and f.id == "check") or (isinstance(f, ast.Attribute) and f.attr == "check")):
+        return []
+    args = list(call.args)
+    item_id = None
+    if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) and isinstance(f, ast.Name):
+        item_id = args.pop(0).value
+    elif isinstance(f, ast.Name):
+        return []
+    parts = _part_names(item_id)
+    out = [(k.arg, k.value) for k in call.keywords if k.arg in parts]
+    is_name = lambda a: isinstance(a, ast.Constant) and isinstance(a.value, str)  # noqa: E731
+    if len(parts) == 1 and len(args) == 1 and not is_name(args[0]) and not call.keywords:
+        return [(next(iter(parts)), args[0])]
+    i = 0
+    while i < len(args):
+        if is_name(args[i]) and args[i].value in parts and i + 1 < len(args) and not is_name(args[i + 1]):
+            out.append((args[i].value, args[i + 1]))
+            i += 2
+        else:
+            i += 1
+    return out
 
 
 def strip_grader_calls(source: str) -> str:
-    """The cell without its top-level grading statements (unparsable cells are kept as they are)."""
+    """The cell without its top-level grading statements (unparsable cells are kept as they are). A ``check``
+    call given its answers as arguments becomes the assignments of those answers to the parts' variables (what
+    the grader reads), so that an answer ``check`` judged in the notebook is not lost."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -167,7 +216,9 @@ def strip_grader_calls(source: str) -> str:
     for n in reversed(calls):
         a = starts[n.lineno - 1] + n.col_offset
         b = starts[n.end_lineno - 1] + n.end_col_offset
-        data = data[:a] + b"pass" + data[b:]
+        given = _answers_passed(_grader_call(n))
+        keep = "; ".join(f"{name} = ({ast.get_source_segment(source, expr)})" for name, expr in given)
+        data = data[:a] + (keep or "pass").encode("utf-8") + data[b:]
     return data.decode("utf-8")
 
 

@@ -18,6 +18,7 @@ GENERIC = {
     "rows": "rows do not sum to 1", "sign": "wrong sign", "transpose": "transposed", "rounding": "rounded too far",
     "checker": "the checker failed (not the learner's mistake)", "factor": "off by a constant factor",
     "rows_sum": "rows of weights do not sum to 1", "value": "a wrong value (no known mistake matches)",
+    "tuple": "several values (a tuple) instead of one array", "float16": "float16 results (3 digits)", "ragged": "rows of different lengths",
 }
 
 

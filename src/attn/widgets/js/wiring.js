@@ -6,16 +6,22 @@ const EXPLORER = {
     const panels = [["S", 50, "scores QKᵀ/√dₖ"], ["W", 410, "weights"]];
     ctx.grid = {};
     ctx.titles = {};
+    // Each matrix panel is drawn as wide as the T_k columns it shows (draw() resizes it), centred in a
+    // slot wide enough for the most keys: no part of a frame is ever empty.
+    ctx.panels = {};
+    ctx.cell = cell;
     for (const [name, x0, title] of panels) {
       const g = svg("g", {}, root);
       ctx.titles[name] = panelTitle(g, x0 + Tmax * cell / 2, 48, title);
-      svg("rect", {x: x0, y: 60, width: Tmax * cell, height: Tq * cell, class: "attn-frame", "stroke-dasharray": "4 3"}, g);
+      const frame = svg("rect", {x: x0, y: 60, width: Tmax * cell, height: Tq * cell, class: "attn-frame"}, g);
       ctx.grid[name] = Array.from({length: Tq}, (_, i) => Array.from({length: Tmax}, (_, j) =>
         svg("rect", {x: x0 + j * cell, y: 60 + i * cell, width: cell - 1, height: cell - 1, "data-name": `${name}${i + 1}_${j + 1}`}, g)));
       for (let i = 0; i < Tq; i++) svg("text", {x: x0 - 6, y: 60 + i * cell + 19, "text-anchor": "end", class: "attn-tick"}, g).textContent = `q${i + 1}`;
       ctx[`keys${name}`] = Array.from({length: Tmax}, (_, j) => svg("text", {x: x0 + j * cell + cell / 2, y: 60 + Tq * cell + 14,
                                                                               "text-anchor": "middle", class: "attn-tick"}, g));
-      svg("text", {x: x0 + Tmax * cell / 2, y: 60 + Tq * cell + 32, "text-anchor": "middle", class: "attn-tick"}, g).textContent = "key j";
+      const axis = svg("text", {x: x0 + Tmax * cell / 2, y: 60 + Tq * cell + 32, "text-anchor": "middle", class: "attn-tick"}, g);
+      axis.textContent = "key j";
+      ctx.panels[name] = {g, frame, axis, x0};
     }
     const x0 = 770, g = svg("g", {}, root);
     panelTitle(g, x0 + dv * cell / 2, 48, `output ${Tq}×${dv}`);
@@ -52,6 +58,14 @@ const EXPLORER = {
 
   draw(ctx, s, r) {
     const data = ctx.data, Tk = r.S[0].length, letter = s.wiring === "self" ? "x" : "y";
+    const cell = ctx.cell, shift = (data.T_k_max - Tk) * cell / 2;   // centre the T_k columns in their slot
+    for (const name of ["S", "W"]) {
+      const {g, frame, axis, x0} = ctx.panels[name];
+      g.setAttribute("transform", `translate(${shift} 0)`);
+      frame.setAttribute("width", Tk * cell);
+      axis.setAttribute("x", x0 + Tk * cell / 2);
+      ctx.titles[name].setAttribute("x", x0 + Tk * cell / 2);
+    }
     const colour = (lut, v, lo, hi) => lut[Math.max(0, Math.min(lut.length - 1, Math.round((v - lo) / (hi - lo) * (lut.length - 1))))];
     for (const [name, M, lut, lo, hi] of [["S", r.S, data.viridis, -data.s_lim, data.s_lim], ["W", r.W, data.cividis, 0, 1]]) {
       ctx.grid[name].forEach((row, i) => row.forEach((rect, j) => {

@@ -1,0 +1,47 @@
+"""Prop 4's wiring explorer on the built page: each matrix panel is as wide as the keys it shows (no empty
+part of a frame, in the first state or after a move)."""
+from playwright.sync_api import sync_playwright
+
+from browsing import CHROMIUM, CHROMIUM_ARGS
+
+# For each frame: its box and the box around the cells drawn in the same panel (client pixels).
+FRAMES = """
+root => [...root.querySelectorAll('svg rect.attn-frame')].map(frame => {
+  const cells = [...frame.parentNode.querySelectorAll('rect[data-name]')].filter(r => r.style.display !== 'none');
+  const box = b => ({left: b.left, right: b.right, top: b.top, bottom: b.bottom});
+  const boxes = cells.map(c => c.getBoundingClientRect());
+  return {frame: box(frame.getBoundingClientRect()), n: cells.length,
+          cells: {left: Math.min(...boxes.map(b => b.left)), right: Math.max(...boxes.map(b => b.right)),
+                  top: Math.min(...boxes.map(b => b.top)), bottom: Math.max(...boxes.map(b => b.bottom))}};
+})
+"""
+SET = """
+(root, [name, value]) => {
+  const e = root.querySelector(`.attn-controls [data-name="${name}"]`);
+  e.value = value;
+  e.dispatchEvent(new Event('input', {bubbles: true}));
+}
+"""
+
+
+def test_wiring_explorers_frames_fit_the_keys_shown(server):
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server + "chapters/prop4-self-cross.html")
+            page.wait_for_function("() => document.querySelectorAll('svg rect.attn-frame').length >= 2", timeout=60_000)
+            root = page.locator("svg:has(rect.attn-frame)").first.locator("xpath=ancestor::*[.//*[contains(@class,'attn-controls')]][1]")
+            T_q = 5
+            for label, moves, T_k in [("self", [], T_q), ("cross, T_k = 1", [("wiring", "1"), ("T_k", "1")], 1),
+                                      ("cross, T_k = 10", [("T_k", "10")], 10)]:
+                for move in moves:
+                    root.evaluate(SET, list(move))
+                frames = root.evaluate(FRAMES)
+                assert len(frames) == 2, frames  # scores and weights
+                for f in frames:
+                    assert f["n"] == T_q * T_k, (label, f)
+                    for side in ("left", "right", "top", "bottom"):  # the frame hugs the cells: nothing empty
+                        assert abs(f["frame"][side] - f["cells"][side]) <= 2, (label, side, f)
+        finally:
+            browser.close()
