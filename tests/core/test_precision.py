@@ -249,7 +249,7 @@ def test_sequences_and_lse_are_named_in_errors():
     with pytest.raises(ValueError, match="lse overflows float64 at query 0"):
         blocked_attention([[1e300]], [[1.0]], [[1.0]], tau=1e-300, return_lse=True)
     np.testing.assert_array_equal(blocked_attention([[1e300]], [[1.0]], [[2.0]], tau=1e-300), [[2.0]])
-    with pytest.raises(ValueError, match=r"softmax_jacobian_norm\(s, tau\) overflows float16 at its only entry: .*tau = 1e-30"):
+    with pytest.raises(ValueError, match=r"softmax_jacobian_norm\(w, tau\) overflows float16 at its only entry: .*tau = 1e-30"):
         attn.softmax_jacobian_norm(np.array([0.5, 0.5], np.float16), tau=1e-30)
 
 
