@@ -15,6 +15,7 @@ _config.yml and bin/offline-assets). This extension fixes what configuration alo
   their tinted background is below WCAG AA contrast (axe-core: color-contrast, serious);
 * the theme's sidebar opens a chapter's sections with a bare chevron (``<summary>`` with no text):
   give it an accessible name (axe-core: summary-name, serious);
+* inline code in table cells wraps, so a table of signatures fits the text column (attn-layout.css);
 * printed pages (bin/pdf, a reader's Ctrl+P) wrap long code lines instead of clipping them (attn-print.css);
 * a checkout where ``bin/setup`` has not run has no ``.offline/`` (Sphinx would stop with "html_extra_path
   entry '.offline' does not exist"): before Sphinx checks that path, the assets are fetched and copied
@@ -173,6 +174,7 @@ def setup(app):
     app.connect("config-inited", _assets_before_sphinx_checks_them, priority=100)
     app.connect("builder-inited", _add_static)
     app.add_css_file("attn-palette.css")
+    app.add_css_file("attn-layout.css")
     app.add_css_file("attn-print.css", media="print")
     # run after every other html-page-context handler (MathJax, myst-nb's widget scripts, thebe)
     app.add_js_file(None, body=FOCUSABLE_SCROLLERS)

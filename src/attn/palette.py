@@ -23,8 +23,23 @@ PURPLE = "#CC79A7"  #: reddish purple
 
 OKABE_ITO: dict[str, str] = {
     "black": BLACK, "orange": ORANGE, "sky blue": SKY_BLUE, "green": GREEN,
-    "yellow": YELLOW, "blue": BLUE, "vermillion": VERMILLION, "purple": PURPLE,
+    "yellow": YELLOW, "blue": BLUE, "vermilion": VERMILLION, "purple": PURPLE,
 }
+
+
+
+def name_of(colour: str) -> str:
+    """The English name of one of the palette's colours, for captions and alt texts.
+
+    ``colour`` is a hex code such as ``palette.BLOCKED`` (any case); the name is the key of
+    ``OKABE_ITO``, e.g. ``name_of(BLOCKED) == "vermilion"``. Raises ``ValueError`` naming
+    ``colour`` when it is not one of the eight.
+    """
+    for name, code in OKABE_ITO.items():
+        if isinstance(colour, str) and code.lower() == colour.lower():
+            return name
+    raise ValueError(f"colour={colour!r} is not in the Okabe–Ito palette: {sorted(OKABE_ITO.values())}")
+
 
 # -- roles: one colour per thing, the same on every page -----------------------------------------
 SERIES: tuple[str, ...] = (BLUE, ORANGE, GREEN, PURPLE, SKY_BLUE)  #: items in order: keys, tokens, curves
@@ -33,4 +48,4 @@ SCALED, UNSCALED = BLUE, VERMILLION  #: scores with and without the 1/√d_k div
 NAIVE, BLOCKED = BLUE, VERMILLION  #: naive and blocked attention (Proposition 5)
 
 __all__ = ["BLACK", "BLOCKED", "BLUE", "GREEN", "KEY", "NAIVE", "OKABE_ITO", "ORANGE", "PURPLE", "QUERY",
-           "SCALED", "SERIES", "SKY_BLUE", "UNSCALED", "VALUE", "VERMILLION", "YELLOW"]
+           "SCALED", "SERIES", "SKY_BLUE", "UNSCALED", "VALUE", "VERMILLION", "YELLOW", "name_of"]

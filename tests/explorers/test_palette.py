@@ -23,3 +23,13 @@ def test_no_source_spells_out_an_okabe_ito_colour():
     found = [f"{p.relative_to(ROOT)}:{n}" for p in SOURCES if p.is_file() and p.name != "palette.py"
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert not found, f"use attn.palette instead of a hex code: {found}"
+
+
+def test_name_of_gives_the_drawn_colour_and_rejects_others():
+    assert palette.name_of(palette.BLOCKED) == "vermilion"
+    assert palette.name_of(palette.NAIVE.lower()) == "blue"
+    assert palette.name_of(palette.ORANGE) == "orange"
+    assert {palette.name_of(c) for c in palette.OKABE_ITO.values()} == set(palette.OKABE_ITO)
+    import pytest
+    with pytest.raises(ValueError, match="colour="):
+        palette.name_of("#123456")

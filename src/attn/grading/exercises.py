@@ -177,7 +177,7 @@ E02 = register(Item(
         "scaled_dot_product_attention",
         lambda ns: (lambda Q, K, V, mask=None: attn.attention(Q, K, V, mask=mask).output),
         kind="function", what="the output (T_q, d_v)", cases=e02_cases,
-        praise="Scale, mask, softmax along rows, then weights @ V: the whole of eq. (1) of Vaswani et al.",
+        praise="Scale, mask, softmax along rows, then weights @ V: eq. (1) of Vaswani et al., with the −∞ masking of their §3.2.3.",
         mistakes=[
             Mistake("forgot_scale", lambda ns: _attn_variant(scale="none"),
                     "Your output comes from unscaled scores. Divide Q Kᵀ by √d_k before the softmax."),
@@ -761,7 +761,8 @@ E10 = register(Item(
                          "read nothing should output zeros: find the rows with no True in the mask, and zero them."),
                  Mistake("nan_to_num", lambda ns: _e10_wrong("nan_to_num"),
                          "np.nan_to_num hides the NaN instead of repairing its cause: when the scores are large, exp "
-                         "overflows and whole rows of weights turn to 0 (or to huge numbers). Handle the rows with no "
+                         "overflows, that row's weights become NaN (inf/inf), and np.nan_to_num silently turns the whole "
+                         "output row into zeros. Handle the rows with no "
                          "key to read on purpose, and subtract each row's largest score before exponentiating."),
                  Mistake("broken", lambda ns: _e10_wrong("as_given"),
                          "This still gives NaN for a query whose keys are all masked. Find those rows "

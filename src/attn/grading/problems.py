@@ -223,9 +223,9 @@ def _temperature_parts() -> list[Part]:
                          "Your weights get flatter as τ gets smaller, the wrong way round. The temperature divides: "
                          "softmax(s / τ), so a small τ makes the gaps larger and the weights sharper."),
                  Mistake("no_tau", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s)),
-                         "Every row is the same: the temperature is missing. Row k is softmax(s / τ_k)."),
+                         "Every row is the same: the temperature is missing. Row r is softmax(s / τ_r)."),
                  Mistake("order", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s, tau=t))[::-1],
-                         "The rows are in the wrong order: row k goes with τ_k, in the order the taus are listed."),
+                         "The rows are in the wrong order: row r goes with τ_r, in the order the taus are listed."),
                  Mistake("columns", lambda ns: attn.softmax(
                          np.stack([np.asarray(ns.s) / t for t in ns.taus]), axis=0),
                          "You normalised down the columns. Each row (one temperature) is its own softmax and "
@@ -235,7 +235,8 @@ def _temperature_parts() -> list[Part]:
              ]),
         Part("cold_limit", lambda ns: attn.softmax(ns.s, tau=1e-3),
              what="the cold limit (one weight per key)", decimals=2, rows_sum_to_one=False,
-             praise="As τ → 0 the softmax becomes the argmax: all the weight on the best-matching key.",
+             praise="As τ → 0 the softmax becomes the argmax: all the weight on the best-matching key "
+                    "(when its score is the unique maximum; tied keys would share it equally).",
              mistakes=[
                  Mistake("uniform", lambda ns: np.full(len(ns.s), 1.0 / len(ns.s)),
                          "Equal weights are the limit as τ → ∞ (hot). As τ → 0 the scores s / τ grow apart."),
@@ -249,7 +250,7 @@ def _temperature_parts() -> list[Part]:
 
 
 _TEMPERATURE_HINTS = (
-    "Row k of the answer is softmax(s / τ_k): divide every score by that row's τ, then take the softmax.",
+    "Row r of the answer is softmax(s / τ_r): divide every score by that row's τ, then take the softmax.",
     "Dividing by τ multiplies every gap between the scores by 1/τ: a τ below 1 widens the gaps, a τ above 1 "
     "narrows them. Larger gaps mean sharper weights.",
     "Subtracting the largest score first changes nothing and keeps the numbers small: exp(0) = 1 for the top one.",

@@ -16,8 +16,8 @@ NO_SHRINK = dict(shrinkA=0, shrinkB=0)  # arrows from the origin to the point: n
 class WeightedAverageExplorer(Explorer):
     """Edit the query ``q = (q1, q2)``, one key ``k_key = (kx, ky)`` and the temperature ``tau``.
 
-    Left: the query and the keys as arrows. Middle: the weights softmax(q·kᵢ/√d_k/τ) as bars.
-    Right: the value rows, their convex hull and the output Σ wᵢ vᵢ, which always lies inside it.
+    Left: the query and the keys as arrows. Middle: the weights softmax(q·kⱼ/√d_k/τ) as bars.
+    Right: the value rows, their convex hull and the output o = Σⱼ wⱼ vⱼ, which always lies inside it.
     """
 
     q0, K0, V0 = figure3()
@@ -111,11 +111,11 @@ class WeightedAverageExplorer(Explorer):
         labels = [f"$k_{i + 1}$" for i in range(4)]
         self.bars = ax_w.barh(labels, np.zeros(4), color=KEY_COLOURS)
         ax_w.invert_yaxis()
-        ax_w.set(xlim=(0, 1.15), xlabel="weight $w_i$")
+        ax_w.set(xlim=(0, 1.15), xlabel="weight $w_j$")
         self.bar_text = [ax_w.text(0, i, "", va="center", fontsize=10) for i in range(4)]
 
         V = self.V0
-        ax_v.set(xlim=(-1.8, 3.8), ylim=(-0.8, 3.8), title=r"values and output $\sum_i w_i v_i$")
+        ax_v.set(xlim=(-1.8, 3.8), ylim=(-0.8, 3.8), title=r"values and output $o = \sum_j w_j v_j$")
         hull = np.array([V[0], V[3], V[1], V[2], V[0]])  # the values' convex hull, in order around it
         ax_v.fill(hull[:, 0], hull[:, 1], color="0.92", zorder=0)
         ax_v.plot(hull[:, 0], hull[:, 1], color="0.6", lw=1)
@@ -144,7 +144,7 @@ class WeightedAverageExplorer(Explorer):
             text.set_text(f"{wi:.2f}")
         self.value_dots.set_sizes(40 + 400 * w)
         self.out_dot.set_data([o[0]], [o[1]])
-        self.ax_w.set_title(f"softmax(q·kᵢ / √2 / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
+        self.ax_w.set_title(f"softmax(q·kⱼ / √2 / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
 
     def controls(self):
         c = super().controls()

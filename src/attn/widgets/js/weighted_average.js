@@ -37,12 +37,12 @@ const EXPLORER = {
     }, root);
 
     // middle panel: the weights as bars, [0, 1.15] on 230 px
-    ctx.weights = weightPanel(root, C, 1.15, "weight wᵢ", i => `w${i + 1}`);
+    ctx.weights = weightPanel(root, C, 1.15, "weight wⱼ", i => `w${i + 1}`);
 
     // right panel: the values, their hull, the output; x [-1.8, 3.8], y [-0.8, 3.8], equal aspect
     const u = 250 / 5.6, vx = scale(-1.8, 3.8, 630, 880), vy = scale(-0.8, 3.8, 30 + 4.6 * u, 30);
     const gv = svg("g", {}, root);
-    panelTitle(gv, 755, 18, "values and output o = Σ wᵢ vᵢ");
+    panelTitle(gv, 755, 18, "values and output o = Σⱼ wⱼ vⱼ");
     svg("rect", {x: 630, y: 30, width: 250, height: 4.6 * u, class: "attn-frame"}, gv);
     svg("line", {x1: vx(-1.8), x2: vx(3.8), y1: vy(0), y2: vy(0), class: "attn-grid"}, gv);
     svg("line", {x1: vx(0), x2: vx(0), y1: vy(-0.8), y2: vy(3.8), class: "attn-grid"}, gv);
@@ -60,7 +60,7 @@ const EXPLORER = {
     const head = html("tr", {}, t);
     ["", ...C.map((_, i) => `k${i + 1}`)].forEach(h => html("th", {scope: "col"}, head, h));
     ctx.cells = {};
-    for (const [row, label] of [["s", "score q·kᵢ/√2"], ["w", "weight wᵢ"]]) {
+    for (const [row, label] of [["s", "score q·kⱼ/√2"], ["w", "weight wⱼ"]]) {
       const tr = html("tr", {}, t);
       html("th", {scope: "row"}, tr, label);
       ctx.cells[row] = C.map((_, i) => html("td", {"data-name": `${row}${i + 1}`}, tr));
@@ -86,7 +86,7 @@ const EXPLORER = {
   compute(s, data) {
     const c = 1 / Math.sqrt(2);
     const q = [s.q1, s.q2];
-    const scores = s.K.map(k => dot(q, k) * c);  // q · kᵢ / √d_k
+    const scores = s.K.map(k => dot(q, k) * c);  // q · kⱼ / √d_k
     const w = softmax(scores, s.tau);
     const o = [0, 1].map(j => w.reduce((acc, wi, i) => acc + wi * data.V[i][j], 0));
     return {scores, w, o};
@@ -107,7 +107,7 @@ const EXPLORER = {
     q.handle.setAttribute("cx", sx(s.q1)); q.handle.setAttribute("cy", sy(s.q2));
     setPoint(q.handle, s.q1, s.q2, `q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)})`);
     q.label.setAttribute("x", sx(s.q1 * 1.08) + 6); q.label.setAttribute("y", sy(s.q2 * 1.08) - 6);
-    ctx.weights.title.textContent = `softmax(q·kᵢ / √2 / τ), τ = ${s.tau.toPrecision(3)}`;
+    ctx.weights.title.textContent = `softmax(q·kⱼ / √2 / τ), τ = ${s.tau.toPrecision(3)}`;
     setWeights(ctx.weights, r.w);
     r.w.forEach((w, i) => {
       setNum(ctx.cells.w[i], w, 3);
