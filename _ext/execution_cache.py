@@ -51,6 +51,18 @@ def invalidate_if_changed(cache: Path, key: str) -> bool:
     return emptied
 
 
+def create_database(cache: Path) -> Path:
+    """Create jupyter-cache's database in ``cache`` now, once, in Sphinx's main process; return its file.
+
+    Left to the parallel readers (``-j auto``), each worker finding no database creates one, and two at
+    once fail the build with "table settings already exists" (seen on a clean build)."""
+    from jupyter_cache import get_cache
+
+    engine = get_cache(cache).db  # creates cache/global.db and its tables
+    engine.dispose()  # no connection carried into the forked readers
+    return cache / "global.db"
+
+
 def _set_key(app, config):
     config.attn_source_hash = source_hash(Path(app.confdir), config.attn_execution_depends)
 
@@ -61,6 +73,7 @@ def _check_cache(app):
         return
     if invalidate_if_changed(Path(nb_config.execution_cache_path), app.config.attn_source_hash):
         LOGGER.info("execution cache emptied: src/attn (or the benchmark results) changed since it was filled")
+    create_database(Path(nb_config.execution_cache_path))
 
 
 def setup(app):

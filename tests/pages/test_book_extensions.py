@@ -62,6 +62,21 @@ def test_cache_is_emptied_only_when_the_key_changes(tmp_path):
     assert (cache / execution_cache.STAMP).read_text().strip() == "k2"
 
 
+def test_the_cache_database_is_made_before_the_parallel_readers_start(tmp_path):
+    """Parallel readers that each created the database raced: "table settings already exists"."""
+    import sqlite3
+    from concurrent.futures import ProcessPoolExecutor
+
+    cache = tmp_path / ".jupyter_cache"
+    execution_cache.invalidate_if_changed(cache, "k1")
+    db = execution_cache.create_database(cache)
+    tables = {r[0] for r in sqlite3.connect(db).execute("select name from sqlite_master where type='table'")}
+    assert {"settings", "nbcache", "nbproject"} <= tables
+    with ProcessPoolExecutor(4) as pool:  # what each reader does next: open the cache that now exists
+        assert list(pool.map(execution_cache.create_database, [cache] * 8)) == [db] * 8
+    assert execution_cache.create_database(cache) == db  # a second call is harmless
+
+
 TINY_CONF = """
 import sys
 sys.path.insert(0, {ext!r})
