@@ -5,6 +5,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 
 import attn
 from attn.grading import get_item
@@ -94,3 +95,112 @@ def test_a_float16_result_is_named_by_the_teachers_grader_too():
         return (w / w.sum(axis=-1, keepdims=True)).astype(np.float16)
     part = hand_over({"softmax": softmax}, {"E01": None})["E01"]["parts"][0]
     assert (part["status"], part["mistake"]) == ("not yet", "float16"), part
+
+
+# ----------------------------------------------------------------------------- answers given to check as arguments
+def run_like_the_grader(cells: list[str], spec: dict) -> tuple[dict, dict]:
+    """``(judged, hand-over)``: the grader's first cell, the learner's cells as the grader runs them (top-level
+    grading calls stripped), then the last cell, all in one plain namespace standing for the kernel."""
+    from attn.grading import learner_api
+    from attn.grading.runner.notebook import strip_grader_calls
+
+    listeners = list(learner_api.answer_listeners)
+    ns: dict = {}
+    try:
+        exec(compile(collect.prelude_source(), "<prelude>", "exec"), ns)
+        for cell in cells:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(strip_grader_calls(cell), "<cell>", "exec"), ns)
+        names, functions = set(), {}
+        for item_id, seed in spec.items():
+            item = get_item(item_id)
+            for part in item.parts:
+                names.add(part.name)
+                if part.kind == "function":
+                    functions[part.name] = {"cases": item.cases(part.name, seed), "seconds": part.seconds}
+        req = collect.request(names, functions)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(collect.cell_source(req), "<cell>", "exec"), ns)
+    finally:
+        learner_api.answer_listeners[:] = listeners
+    data = collect.parse(out.getvalue(), req["nonce"])
+    assert data is not None and isinstance(data.get("values"), dict), out.getvalue()[:500]
+    return collect.judge_items(spec, data), data
+
+
+B01_GIVENS = ("import numpy as np, attn, contextlib\n"
+              "Q = np.array([[1, 0, 1, 0], [0, 2, 0, 0], [1, 1, 1, 1]])\n"
+              "K = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [2, 0, 0, 0]])\n"
+              "V = np.array([[1, 0], [0, 2], [2, 1]])\n"
+              "S = Q @ K.T / 2\nW = attn.softmax(S)\n")
+
+NESTED_FORMS = {  # each judges S, W and W @ V in the notebook (the learner sees ✓✓✓), never assigning the variables
+    "if": 'from attn.grading import check\nif check("B01", scores=S):\n    print("yes")\n'
+          'if not check("B01", "weights", W): pass\nelse:\n    ok = check("B01", output=W @ V)\n',
+    "loop": 'from attn.grading import check\nfor guess in (S * 0, S):\n    if check("B01", scores=guess):\n'
+            '        break\nfor name, value in [("weights", W), ("output", W @ V)]:\n    check("B01", name, value)\n',
+    "function": 'from attn.grading import check\ndef mine(s, w):\n    return check("B01", scores=s, weights=w)\n'
+                'mine(S, W)\nlambda_check = (lambda o: check("B01", "output", o))\nlambda_check(W @ V)\n',
+    "with": 'from attn.grading import check\nwith contextlib.nullcontext():\n    check("B01", scores=S)\n'
+            'try:\n    check("B01", weights=W)\nfinally:\n    pass\nwhile not check("B01", output=W @ V):\n    break\n',
+    "expression": 'from attn.grading import check\nok = bool(check("B01", scores=S)) and check("B01", weights=W)\n'
+                  'results = [check("B01", output=W @ V)]\n',
+    "alias": 'from attn.grading import check as c\nc("B01", scores=S)\nc2 = c\nc2("B01", "weights", W)\n'
+             'from attn.grading.learner_api import check as c3\nx = c3("B01", output=W @ V)\n',
+    "module": 'import attn.grading as g\ng.check("B01", scores=S)\nif g.check("B01", weights=W): pass\n'
+              'attn.grading.check("B01", "output", W @ V)\n',
+}
+
+
+@pytest.mark.parametrize("form", sorted(NESTED_FORMS))
+def test_answers_given_to_a_nested_or_renamed_check_are_judged_as_check_judged_them(form):
+    # the grader strips top-level check(...) calls into assignments; the others run in the kernel, where they
+    # record the answers given, handed over as data and judged here
+    judged, _ = run_like_the_grader([B01_GIVENS, NESTED_FORMS[form]], {"B01": None})
+    assert [p["status"] for p in judged["B01"]["parts"]] == ["correct"] * 3, (form, judged)
+
+
+def test_the_items_a_renamed_check_names_are_graded():
+    import nbformat
+
+    from attn.grading.runner.notebook import items_in, seeds_in
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        'from attn.grading import check as c, variant as draw\nc2 = c\nif c2("B03", mask=M): pass\n'
+        'v = draw("V02", 5)\nc("II.3.V01", "weights", W, seed=4)\nfrom attn.grading import hint as h\nh("E05")')])
+    assert items_in(nb) == {"B03": None, "V02": 5, "V01": 4, "E05": None}
+    assert seeds_in(nb) == {"V02": [5], "V01": [4]}
+
+
+def test_an_answer_is_the_last_one_given_whether_to_check_or_to_the_variable():
+    e = get_item("B01").expected()
+    wrong, right = e["scores"] * 2, e["scores"]
+    ns_cell = "import numpy as np\nfrom attn.grading import check\n"
+    # the variable assigned after the check: the variable is the answer
+    judged, _ = run_like_the_grader([ns_cell + f"if check('B01', scores=np.array({right.tolist()})): pass\n"
+                                     f"scores = np.array({wrong.tolist()})"], {"B01": None})
+    assert judged["B01"]["parts"][0]["status"] == "not yet"
+    # the check after the variable: what check was given is the answer
+    judged, _ = run_like_the_grader([ns_cell + f"scores = np.array({wrong.tolist()})\n"
+                                     f"if check('B01', scores=np.array({right.tolist()})): pass"], {"B01": None})
+    assert judged["B01"]["parts"][0]["status"] == "correct"
+    # changed in place after the check: check judged the copy it was given
+    judged, _ = run_like_the_grader([ns_cell + f"s = np.array({right.tolist()})\n"
+                                     "if check('B01', scores=s): s *= 2"], {"B01": None})
+    assert judged["B01"]["parts"][0]["status"] == "correct"
+
+
+def test_a_function_and_a_variant_given_to_a_nested_check_are_judged_with_their_seed():
+    fn = ("import numpy as np\nfrom attn.grading import check\ndef mine(x, tau=1.0):\n"
+          "    z = np.asarray(x, dtype=float) / tau\n    w = np.exp(z - z.max(axis=-1, keepdims=True))\n"
+          "    return w / w.sum(axis=-1, keepdims=True)\nif check('E01', mine): pass\n")
+    judged, _ = run_like_the_grader([fn], {"E01": None})
+    assert judged["E01"]["parts"][0]["status"] == "correct", judged
+    e = get_item("V01").expected(3)
+    cells = ["import numpy as np\nfrom attn.grading import variant, check\nv = variant('V01', 3)\n"
+             f"W = np.array({e['weights'].tolist()})\nif v.check(weights=W): pass\n"
+             f"for s in [3]:\n    check('V01', scores=np.array({e['scores'].tolist()}), seed=s)\n"]
+    judged, data = run_like_the_grader(cells, {"V01": 3})
+    assert [p["status"] for p in judged["V01"]["parts"]] == ["correct", "correct", "not tried"], judged
+    assert ["V01", 3] in data["variants"]

@@ -16,6 +16,11 @@ from .items import Item, full_id, get_item, items
 
 _hints_shown: dict[str, int] = {}
 
+# Called as ``listen(item_id, seed, given, namespace)`` by every check with the answers it judges as given
+# (``check("B01", scores=S)``: ``{"scores": S}``), before judging them. The teachers' grader listens here inside
+# the learner's kernel to hand those answers over as data (runner/kernel_side.py); a listener never sees a verdict.
+answer_listeners: list = []
+
 
 def _strict() -> bool:
     return os.environ.get("ATTN_GRADING_STRICT", "") not in ("", "0")
@@ -89,6 +94,11 @@ def _check(item_id, names, answers, seed, namespace) -> Feedback | Report | Note
     if unknown:
         return Note(f"{item.id} has no part {unknown[0]!r}", f"Its parts are: {', '.join(item.part_names)}.")
     given = {**positional, **answers}
+    for listen in list(answer_listeners):
+        try:
+            listen(item.id, seed, given, namespace)
+        except Exception:  # noqa: BLE001 - a listener's problem is never the learner's
+            pass
     if not names and not given:
         names = item.part_names
     # the learner's own answers to every part, for follow-through marking

@@ -100,6 +100,15 @@ def cell_source(req: dict) -> str:
             f"_attn_ns['_attn_collect'](_attn_b.globals(), _attn_b.__import__('json').loads({json.dumps(req)!r}))\n")
 
 
+def prelude_source() -> str:
+    """The grader's first cell, run before the learner's: from then on every ``check`` in the kernel records the
+    answers it is given as arguments, for the last cell to hand over (``kernel_side._attn_listen``)."""
+    return (f"_attn_b = __import__('builtins')\n"
+            f"_attn_b.exec(_attn_b.compile({_KERNEL_SIDE!r}, '<attn-collect>', 'exec'), _attn_ns := {{}})\n"
+            f"_attn_ns['_attn_listen'](_attn_b.globals())\n"
+            f"del _attn_b, _attn_ns\n")
+
+
 def parse(stdout: str, nonce: str) -> dict | None:
     """The kernel's answer from the last cell's printed text, or None if it is missing or malformed."""
     for line in stdout.splitlines():

@@ -6,8 +6,10 @@
    from the ``Variant`` objects the notebook made (``variant("V01", seed)``
    with a variable) and from the literals in the code; when there are several,
    the answers are judged against the one they fit best.
-3. The learner's own ``check``/``hint``/``progress`` statements are removed;
-   the other cells run in order in a fresh sandboxed kernel, each with a time
+3. The learner's own ``check``/``hint``/``progress`` statements are removed
+   (a ``check`` given its answers as arguments becomes their assignment to the
+   parts' variables); a first cell makes every other ``check`` (nested, or
+   under another name) record the answers it is given; the cells run in order in a fresh sandboxed kernel, each with a time
    limit. A cell that raises or is interrupted at its limit is noted and the
    next one runs. A cell that ignores the interrupt is killed with its kernel; a
    new kernel re-runs the cells before it (not it) and goes on, so the answers
@@ -115,13 +117,22 @@ def _judge_best_seed(spec: dict, seeds: dict, data) -> dict:
     return judged
 
 
+PRELUDE_SECONDS = 60.0  # the first cell imports attn.grading in the kernel
+
+
+def _start(kernel: Kernel) -> None:
+    """A fresh kernel in which every ``check`` records the answers it is given (:func:`collect.prelude_source`)."""
+    kernel.start()
+    kernel.execute(collect.prelude_source(), PRELUDE_SECONDS)
+
+
 def _replay(kernel: Kernel, cells: list[str], upto: int, skip: set, cell_timeout: float, wall: float,
             start: float, notes: list) -> bool:
     """Start a new kernel and re-run the cells before ``upto`` that are not in ``skip`` (the state before a killed
     cell, without it). A cell that stops this kernel too joins ``skip`` and the replay starts over. False after
     more than three such cells."""
     while len(skip) <= 3:
-        kernel.start()
+        _start(kernel)
         for j in range(upto):
             left = wall - (time.monotonic() - start)
             if j in skip or left <= 0:
@@ -145,7 +156,7 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
     kernel = Kernel(sandboxed=sandboxed, limits=limits)
     start = time.monotonic()
     try:
-        kernel.start()
+        _start(kernel)
         i = 0
         while i < len(cells):
             left = wall - (time.monotonic() - start)

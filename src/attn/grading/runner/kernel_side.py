@@ -6,7 +6,55 @@ prints one line ``NONCE<json>``. Nothing here decides a verdict; everything it
 prints is treated by the grader as hostile data (see ``collect.py``).
 Kept free of attn imports: the notebook may have patched attn. ``is_stub`` is the text of
 ``attn/grading/stub.py``, sent ahead of this file (the same test as ``attn.grading.run.is_stub``).
+
+``_attn_listen`` runs first, before the learner's cells, while attn is still as installed: every ``check`` the
+notebook makes (nested in an ``if``, a loop, a function, under another name) then records the answers it was
+given as arguments (``check("B01", scores=S)``), and the last cell hands each over as the part's value, unless the
+notebook assigned the part's variable after that check (an answer is the last one given, as if assigned there).
 """
+
+RECORD = "_attn_checked"  # the learner's namespace holds the record, like their variables
+MAX_SEEDS = 16
+
+
+def _attn_listen(ns):
+    import copy
+
+    try:
+        from attn.grading import learner_api
+    except Exception:  # noqa: BLE001 - no attn in this kernel: nothing to listen to
+        return
+    missing = object()
+    record = {"parts": {}, "seeds": [], "missing": missing}
+
+    def listen(item_id, seed, given, namespace):
+        for name, value in given.items():
+            try:  # what check judged then, even if the notebook later changes the object in place
+                value = copy.deepcopy(value)
+            except Exception:  # noqa: BLE001 - an object that cannot be copied is handed over as it is
+                pass
+            # the variable as it stands now: if it is still this object at the end, the answer came after it
+            record["parts"][name] = (value, ns.get(name, missing))
+        if seed is not None and [item_id, seed] not in record["seeds"] and len(record["seeds"]) < MAX_SEEDS:
+            record["seeds"].append([item_id, seed])
+
+    learner_api.answer_listeners.append(listen)
+    ns[RECORD] = record
+
+
+def _answers_given(ns):
+    """The learner's namespace as the grader reads it: each answer given to a check stands for its part's variable
+    unless the variable was assigned after that check; and the variants' seeds those checks used."""
+    record = ns.get(RECORD)
+    if not (isinstance(record, dict) and isinstance(record.get("parts"), dict)):
+        return ns, []
+    view = dict(ns)
+    missing = record.get("missing")
+    for name, entry in record["parts"].items():
+        if isinstance(name, str) and isinstance(entry, tuple) and len(entry) == 2 and ns.get(name, missing) is entry[1]:
+            view[name] = entry[0]
+    seeds = record.get("seeds")
+    return view, [s for s in seeds if isinstance(s, list)] if isinstance(seeds, list) else []
 
 
 def _attn_collect(ns, request):
@@ -179,6 +227,7 @@ def _attn_collect(ns, request):
             os.close(rfd)
         return outs
 
+    ns, checked_seeds = _answers_given(ns)
     result = {"values": {}, "functions": {}, "variants": []}
     for name in request["names"]:
         if name in ns:
@@ -193,6 +242,9 @@ def _attn_collect(ns, request):
             item, seed = getattr(getattr(value, "item", None), "id", None), getattr(value, "seed", None)
             if isinstance(item, str) and isinstance(seed, int):
                 result["variants"].append([item[:8], seed])
+    for item, seed in (s for s in checked_seeds[:MAX_SEEDS] if len(s) == 2):
+        if isinstance(item, str) and isinstance(seed, int):
+            result["variants"].append([item[:8], seed])
     text = json.dumps(result, allow_nan=True)
     if len(text) > limits["total"]:
         text = json.dumps({"error": "the answers are too large to hand over"})
