@@ -186,6 +186,7 @@ HINT_TABLE = [
     ("E06", "flops", lambda d: 2 * 4096 * 64, "one_row"),
     ("E06", "flops", lambda d: 2 * 4096 * 64 ** 2, "d_k_squared"),
     ("E06", "flops", lambda d: 2.1e9, "rounded"),
+    ("E06", "flops", lambda d: 2.14e9, "truncated"),  # 2,147,483,648 cut off after 3 figures (rounded: 2.15e9)
     ("E06", "flops", lambda d: 2 * 4096 ** 2 * 64 - 4096 ** 2, "one_add_fewer"),  # d_k − 1 additions a score
     ("E06", "flops", lambda d: -2 * 4096 ** 2 * 64, "sign"),
     ("E06", "flops", lambda d: "2*4096**2*64", "text"),
@@ -342,6 +343,23 @@ def test_tau_tolerance_is_a_tolerance_on_the_weight():
 def test_a_right_simulation_passes_whatever_the_seed(seed):
     v = _rng_variances(seed)
     assert get_item("E07").judge("variances", v).correct
+
+
+@pytest.mark.parametrize("given, right", [
+    (2147483648, True), (2.147483648e9, True), (2.15e9, True), (2.147e9, True), (2.1475e9, True), (2.148e9, True),
+    (2.14e9, False), (2.16e9, False), (2.13e9, False), (2.1e9, False)])
+def test_the_operation_count_passes_to_three_significant_figures_correctly_rounded(given, right):
+    # half a unit in the third figure of 2,147,483,648 (5e6): 2.15e9 (rounded) passes, 2.14e9 (cut off) does not
+    fb = get_item("E06").judge("flops", given)
+    assert fb.correct == right, (given, str(fb))
+    if given == 2.14e9:
+        assert fb.mistake == "truncated" and "cut off" in fb.message and "2147483648" not in fb.message
+
+
+@pytest.mark.parametrize("given, right", [(4 * 4096 ** 2, True), (6.71e7, True), (6.7109e7, True), (67.1e6, True),
+                                          (6.72e7, False), (6.7e7, False)])
+def test_the_bytes_pass_to_three_significant_figures_correctly_rounded(given, right):
+    assert get_item("E06").judge("score_bytes", given).correct == right, given
 
 
 def test_expected_answers_agree_with_an_independent_computation():

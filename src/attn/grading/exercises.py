@@ -423,6 +423,22 @@ _MIXED_LOGS = ("Your two axes use different logarithms (log₂ on one, log₁₀
                "log 2 / log 10 or its inverse. Take the same log of both: np.log(variances) against np.log(d_ks).")
 
 
+def _three_figures(x: float) -> float:
+    """Half a unit in the third significant figure of ``x``: how far a count given to three significant figures,
+    correctly rounded, may be from it (2,147,483,648 -> 5e6: 2.15e9 and 2.147e9 pass, the truncated 2.14e9 does not)."""
+    return 0.5 * 10.0 ** (math.floor(math.log10(abs(x))) - 2)
+
+
+def _truncated(x: float, figures: int = 3) -> float:
+    """``x`` cut off (not rounded) after ``figures`` significant figures: 2,147,483,648 -> 2.14e9."""
+    unit = 10.0 ** (math.floor(math.log10(abs(x))) - figures + 1)
+    return math.trunc(x / unit) * unit
+
+
+_TRUNCATED = ("That is the count cut off after three significant figures, not rounded: the next digit is 5 or more, "
+              "so the third figure goes up. Give the exact count, or round it.")
+
+
 def _e06_parts() -> list[Part]:
     def flops(ns):
         return attn.score_flops(ns.T, ns.T, ns.d_k, ns.d_k).scores
@@ -431,7 +447,8 @@ def _e06_parts() -> list[Part]:
         return attn.score_matrix_bytes(ns.T, ns.T, ns.dtype)
 
     return [
-        Part("flops", flops, what="the operation count, a number", rtol=5e-3, atol=0.0,
+        Part("flops", flops, what="the operation count, a number", rtol=0.0,
+             atol=_three_figures(flops(SimpleNamespace(**e06_data()))),
              praise="2·T²·d_k: one multiplication and one addition per term, d_k terms per score, T² scores.",
              mistakes=[
                  Mistake("mults_only", lambda ns: flops(ns) / 2,
@@ -448,8 +465,10 @@ def _e06_parts() -> list[Part]:
                          "d_k-term dot product: 2·T²·d_k."),
                  Mistake("rounded", lambda ns: float(f"{flops(ns):.2g}"),
                          "Close, but rounded too far: give the exact count, or at least three significant figures."),
+                 Mistake("truncated", lambda ns: _truncated(flops(ns)), _TRUNCATED),
              ]),
-        Part("score_bytes", nbytes, what="the bytes of S, a number", rtol=5e-3, atol=0.0,
+        Part("score_bytes", nbytes, what="the bytes of S, a number", rtol=0.0,
+             atol=_three_figures(nbytes(SimpleNamespace(**e06_data()))),
              praise="T² entries of 4 bytes each: memory grows as the square of the sequence length.",
              mistakes=[
                  Mistake("float64", lambda ns: attn.score_matrix_bytes(ns.T, ns.T, np.float64),
