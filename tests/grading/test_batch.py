@@ -71,6 +71,24 @@ def test_the_learner_is_the_stem_the_folder_or_the_metadata(tmp_path):
     assert batch.learner_of(p, nb, "parent") == "bob"  # a notebook's claim never decides its row
 
 
+def test_an_id_that_is_no_item_is_a_note_never_an_item_of_the_class_report(tmp_path, capsys):
+    # check("Z99") (a typo, or a hostile notebook) once gave an "error" row that became an item of the report
+    from attn.grading.runner import report, rows
+
+    nb = tmp_path / "typo.md"
+    nb.write_text("```python\nfrom attn.grading import check\ncheck('Z99')\ncheck('II.3.Q12', 'x', 1)\n```\n")
+    got = batch.grade_file(nb, sandboxed=False)  # no item left: no kernel is started
+    assert [(r["item"], r["status"]) for r in got] == [("", "no items")]
+    assert "'Z99', 'Q12'" in got[0]["message"] and "are not items" in got[0]["message"]
+    page = report.write_html([rows.make_row("bob", "bob.md", "Z99", status="error", message="no item"),
+                              rows.make_row("bob", "bob.md", "B01", status="correct")], tmp_path / "r.html").read_text()
+    items_table = page.split("<h2>Items</h2>")[1].split("</table>")[0]
+    assert "B01" in items_table and "Z99" not in items_table and "Z99" not in page.split("<h2>Items</h2>")[0]
+    with pytest.raises(SystemExit):
+        batch.main([str(nb), "--items", "B01,Z99", "-o", str(tmp_path / "g"), "--no-sandbox"])
+    assert "no item Z99" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("name, status", [("notes.txt", "not a notebook"), ("empty.md", "empty"),
                                           ("broken.ipynb", "not a notebook"),
                                           ("attacks/yaml-bomb.md", "not a notebook")])  # never expanded

@@ -131,7 +131,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    ap = parser()
+    args = ap.parse_args(argv)
     stem = Path(args.out)
     if stem.suffix in (".csv", ".json", ".html"):
         stem = stem.with_suffix("")
@@ -154,6 +155,13 @@ def main(argv=None) -> int:
                   "attn's folder), so each submission can read them: " + ", ".join(map(str, seen[:5])),
                   file=sys.stderr)
     items = [s.strip().upper() for s in args.items.split(",") if s.strip()] if args.items else None
+    if items:
+        from ..items import items as all_items, short_id
+
+        items = [short_id(i) for i in items]
+        unknown = [i for i in items if i not in {it.id for it in all_items()}]
+        if unknown:
+            ap.error(f"--items: no item {', '.join(unknown)}; the items are {', '.join(it.id for it in all_items())}")
     options = {"items": items, "cell_timeout": args.cell_timeout, "grade_timeout": args.grade_timeout,
                "notebook_timeout": args.notebook_timeout, "learner_from": args.learner_from,
                "sandbox": not args.no_sandbox,

@@ -50,6 +50,25 @@ def _spec_for(nb, items):
     return spec
 
 
+def _known(spec: dict) -> tuple[dict, str]:
+    """``(spec, note)``: the items that exist, and a note for the learner naming the ids that do not (``check("Z99")``,
+    a typo or a hostile notebook): they are not items of the class's grades, so never rows of their own."""
+    from ..items import get_item, items
+
+    unknown = []
+    for item_id in list(spec):
+        try:
+            get_item(item_id)
+        except KeyError:
+            unknown.append(item_id)
+            del spec[item_id]
+    if not unknown:
+        return spec, ""
+    return spec, (f"the notebook names {', '.join(map(repr, unknown[:5]))}{' and more' if len(unknown) > 5 else ''}, "
+                  f"which {'is not an item' if len(unknown) == 1 else 'are not items'} of this chapter (its items "
+                  f"are {', '.join(it.id for it in items())})")
+
+
 def _function_jobs(spec: dict) -> tuple[set, dict]:
     """Every part name to hand over, and each function part's cases (computed here) and time limit."""
     from ..items import get_item
@@ -238,10 +257,10 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
     base = {"claimed": claimed or ""}
     if not any(s.strip() for s in code_cells(nb)):
         return [make_row(learner, file, status="empty", message="the notebook has no code", flags=row_flags, **base)]
-    spec = _spec_for(nb, items)
+    spec, unknown = _known(_spec_for(nb, items))
     if not spec:
-        return [make_row(learner, file, status="no items", flags=row_flags, **base,
-                         message="no check(\"...\") call names an item; use --items to grade it anyway")]
+        why = unknown or 'no check("...") call names an item; use --items to grade it anyway'
+        return [make_row(learner, file, status="no items", flags=row_flags, **base, message=why)]
     names, functions = _function_jobs(spec)
     code_flags = flags(nb, set(functions))
     row_flags += [f for f in code_flags if not f.startswith("uses_attn_in:")]
@@ -252,7 +271,7 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
     note_text = "; ".join(f"cell {n['cell']} {n['error']}" for n in notes)
     prefix = "; ".join(read_notes)
     if data is None:
-        msg = crash + (f" (before that: {note_text})" if note_text else "")
+        msg = crash + (f" (before that: {note_text})" if note_text else "") + (f" | {unknown}" if unknown else "")
         return [make_row(learner, file, item, status="crashed", message=msg, flags=row_flags, notes=notes, **base)
                 for item in spec]
     rows = []
@@ -279,7 +298,7 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
                                      f"{culprit['error']}.")
         message = " | ".join(f"{p['part']}: {p['message']}" for p in parts if p["status"] not in ("correct",
                                                                                                   "not tried"))
-        extra = [t for t in (prefix, crash,
+        extra = [t for t in (prefix, crash, unknown,
                              "; ".join(f"cell {n['cell']} {n['error']}" for n in notes
                                        if n["error"].startswith(("KernelRestart", "WallClock", "OutputCapped"))))
                  if t]

@@ -58,7 +58,10 @@ def _plot(items: list, share: dict, counts: dict) -> str:
 
 
 def write_html(rows: list, path: Path) -> Path:
-    graded = [r for r in rows if r.get("item") and r["status"] in ("correct", "not yet", "not tried", "error")]
+    from ..items import items as all_items
+
+    known = {it.id for it in all_items()}  # a row for an id that is no item (an old journal's) is not an item here
+    graded = [r for r in rows if r.get("item") in known and r["status"] in ("correct", "not yet", "not tried", "error")]
     by_item: dict[str, list] = defaultdict(list)
     for r in graded:
         by_item[r["item"]].append(r)
