@@ -289,3 +289,31 @@ def test_record_progress_into_a_folder_that_is_not_a_path_is_a_note_not_an_excep
         note = record_progress(folder=junk)
         assert isinstance(note, Note) and "folder" in str(note), junk
     record_progress(False)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_named_pipe_or_a_device_in_place_of_the_file_is_set_aside_with_a_note_never_a_hang(tmp_path, kind):
+    # a named pipe made check() and progress() wait forever for a writer; a device is no progress file either
+    import threading
+
+    path = tmp_path / pf.FILENAME
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/null")  # (a device: /dev/zero would never end)
+    record_progress(folder=tmp_path)
+    done = {}
+
+    def learner():
+        done["table"] = progress()
+        done["fb"] = check("B01", scores=_right("scores"))
+
+    worker = threading.Thread(target=learner, daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), f"check()/progress() hung on a {kind} in place of the progress file"
+    assert "damaged" in done["table"].footer and "not a regular file" in done["table"].footer
+    assert done["fb"].correct
+    assert path.is_file() and not path.is_symlink()  # a fresh file in its place, the check saved in it
+    assert json.loads(path.read_text())["items"]["B01"]["parts"]["scores"]["status"] == CORRECT
+    assert len(list(tmp_path.glob(".damaged-*"))) == 1

@@ -117,6 +117,30 @@ def recording_path() -> Path | None:
     return _state["path"]
 
 
+class NotRegular(Exception):
+    """The progress file is a named pipe, a device or a socket: reading it could block forever or never end."""
+
+
+def _read_regular(path: Path) -> str:
+    """The text of ``path`` if it is a regular file (a link to one is followed). Opened without blocking and
+    checked on the open file itself, so a named pipe put in its place, even between two checks, never hangs a check."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))  # as before: unreadable, not set aside
+        if not stat.S_ISREG(mode):
+            raise NotRegular("it is not a regular file but a named pipe, a device or a socket")
+        with os.fdopen(fd, "rb") as fh:
+            fd = None
+            return fh.read().decode("utf-8")
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
 def load(path: str | os.PathLike) -> tuple[dict, Note | None]:
     """Read and validate a progress file: ``(data, None)``, or a fresh ``(data, note)`` after setting a damaged file aside."""
     import jsonschema
@@ -125,18 +149,18 @@ def load(path: str | os.PathLike) -> tuple[dict, Note | None]:
     if not path.exists():
         return _empty(), None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read_regular(path))
         jsonschema.validate(data, SCHEMA)
         return data, None
-    except (ValueError, jsonschema.ValidationError, UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, jsonschema.ValidationError, UnicodeDecodeError, RecursionError, NotRegular) as exc:
         aside = path.with_name(f".damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{FILENAME}")
         try:
             os.replace(path, aside)
             where = f"It was renamed to {aside.name}"
         except OSError as err:
             where = f"It could not be renamed ({err})"
-        reason = (exc.message if isinstance(exc, jsonschema.ValidationError) else
-                  "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__)
+        reason = (exc.message if isinstance(exc, jsonschema.ValidationError) else str(exc) if isinstance(exc, NotRegular)
+                  else "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__)
         return _empty(), Note("Progress file damaged",
                               f"{path.name} could not be read ({reason}). {where}; a fresh one starts now.")
     except OSError as exc:
