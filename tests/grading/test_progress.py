@@ -317,3 +317,11 @@ def test_a_named_pipe_or_a_device_in_place_of_the_file_is_set_aside_with_a_note_
     assert path.is_file() and not path.is_symlink()  # a fresh file in its place, the check saved in it
     assert json.loads(path.read_text())["items"]["B01"]["parts"]["scores"]["status"] == CORRECT
     assert len(list(tmp_path.glob(".damaged-*"))) == 1
+
+
+def test_an_item_id_with_a_trailing_newline_is_not_a_valid_item():
+    # a pattern's $ matches before a final newline: "B01\n" once passed the schema
+    data = {"format": pf.FORMAT, "version": pf.VERSION, "items": {"B01\n": {"parts": {}}}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, pf.SCHEMA)
+    jsonschema.validate({**data, "items": {"B01": {"parts": {}}}}, pf.SCHEMA)

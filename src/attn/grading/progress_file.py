@@ -50,7 +50,7 @@ SCHEMA = {
         "version": {"const": VERSION},
         "items": {
             "type": "object",
-            "propertyNames": {"pattern": "^[A-Z][0-9]{2}$"},
+            "propertyNames": {"pattern": "^[A-Z][0-9]{2}$", "maxLength": 3},  # ($ alone lets "B01\n" through)
             "additionalProperties": {
                 "type": "object",
                 "required": ["parts"],
