@@ -20,6 +20,13 @@ import attn
 from .items import Item, Mistake, Part, register
 
 
+def exercise(number: int, slug: str, title: str, **fields) -> Item:
+    """Exercise E<number>, registered: its page is ``exercises/e<number>-<slug>``; ``fields`` are the
+    :class:`Item`'s others (``data``, ``parts``, ``hints``)."""
+    item_id = f"E{number:02d}"
+    return register(Item(id=item_id, title=title, page=f"exercises/{item_id.lower()}-{slug}", kind="exercise", **fields))
+
+
 def _a(rows, dtype=np.float64) -> np.ndarray:
     return np.array(rows, dtype=dtype)
 
@@ -79,9 +86,8 @@ def e01_cases(ns) -> list:
     ]
 
 
-E01 = register(Item(
-    id="E01", title="Implement the softmax, stably, with a temperature", page="exercises/e01-softmax",
-    kind="exercise", data=lambda rng: {},
+E01 = exercise(1, "softmax", "Implement the softmax, stably, with a temperature",
+    data=lambda rng: {},
     parts=[Part(
         "softmax", lambda ns: (lambda x, tau=1.0: attn.softmax(x, tau=tau, axis=-1)), kind="function",
         what="softmax(x, tau), the shape of x", cases=e01_cases,
@@ -118,7 +124,7 @@ E01 = register(Item(
         "the row maximum, z - z.max(axis=-1, keepdims=True): the largest exponent becomes exp(0) = 1, nothing overflows.",
         "keepdims=True keeps the reduced axis, so a (2, 3) matrix minus its (2, 1) maxima broadcasts row by row.",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E02 attention with a mask
@@ -170,9 +176,8 @@ def e02_data(rng=None) -> dict:
     return {"Q": Q, "K": K, "V": V, "mask": mask}
 
 
-E02 = register(Item(
-    id="E02", title="Implement scaled dot-product attention with a mask", page="exercises/e02-attention",
-    kind="exercise", data=e02_data,
+E02 = exercise(2, "attention", "Implement scaled dot-product attention with a mask",
+    data=e02_data,
     parts=[Part(
         "scaled_dot_product_attention",
         lambda ns: (lambda Q, K, V, mask=None: attn.attention(Q, K, V, mask=mask).output),
@@ -212,7 +217,7 @@ E02 = register(Item(
         "Your softmax from E01 works here unchanged, if it normalises along axis=-1 and subtracts the row maximum.",
         "Shapes: (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k); (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v).",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E03 softmax Jacobian
@@ -241,8 +246,7 @@ def e03_cases(ns) -> list:
     ]
 
 
-E03 = register(Item(
-    id="E03", title="The softmax Jacobian", page="exercises/e03-jacobian", kind="exercise",
+E03 = exercise(3, "jacobian", "The softmax Jacobian",
     data=lambda rng: {},
     parts=[Part(
         "softmax_jacobian", lambda ns: _jac, kind="function", what="the Jacobian, an n × n matrix", cases=e03_cases,
@@ -273,7 +277,7 @@ E03 = register(Item(
         "Compute w with a stable softmax (your E01 function, or attn.softmax); at x = (1e4, 0, −1e4) the Jacobian is "
         "all zeros, not NaN.",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E04 permutation equivariance
@@ -323,8 +327,7 @@ def _perm_parts() -> list[Part]:
     ]
 
 
-E04 = register(Item(
-    id="E04", title="Permutation equivariance, checked", page="exercises/e04-permutation", kind="exercise",
+E04 = exercise(4, "permutation", "Permutation equivariance, checked",
     data=e04_data, parts=_perm_parts(),
     hints=(
         "Self-attention here uses X as queries, keys and values: O = attn.attention(X, X, X).output.",
@@ -332,7 +335,7 @@ E04 = register(Item(
         "For the second answer the queries stay X; only the keys and the values become X[perm], both of them.",
         "Compare your two answers with O[perm] and O (np.allclose): which is which, and why?",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E05 choose the mask
@@ -398,8 +401,7 @@ def _mask_parts() -> list[Part]:
     ]
 
 
-E05 = register(Item(
-    id="E05", title="Choose the mask for a rule", page="exercises/e05-masks", kind="exercise",
+E05 = exercise(5, "masks", "Choose the mask for a rule",
     data=e05_data, parts=_mask_parts(),
     hints=(
         "A mask is a T × T array of booleans: row i is the query (the reader), column j the key. True means "
@@ -410,7 +412,7 @@ E05 = register(Item(
         "(columns 2, 3, 4).",
         "Padding: only the keys are masked, so the mask depends on j alone: j < 3 in every row.",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E06 FLOPs and bytes
@@ -494,8 +496,7 @@ def _e06_parts() -> list[Part]:
     ]
 
 
-E06 = register(Item(
-    id="E06", title="The FLOPs and bytes of the score matrix", page="exercises/e06-cost", kind="exercise",
+E06 = exercise(6, "cost", "The FLOPs and bytes of the score matrix",
     data=e06_data, parts=_e06_parts(),
     hints=(
         "S = Q Kᵀ is T × T. Each entry is a dot product of two d_k-vectors: d_k multiplications and d_k additions.",
@@ -505,7 +506,7 @@ E06 = register(Item(
         "Doubling T: what happens to the number of rows of S, and to the number of columns? The bytes grow by "
         "both factors at once.",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E07 Var(q·k) by simulation
@@ -531,8 +532,7 @@ def _log_log_slope(ns, variances) -> np.ndarray:
     return ((y - y.mean(axis=-1, keepdims=True)) * xc).sum(axis=-1) / (xc * xc).sum()
 
 
-E07 = register(Item(
-    id="E07", title="Var(q·k) grows linearly with the head width: a simulation", page="exercises/e07-variance", kind="exercise",
+E07 = exercise(7, "variance", "Var(q·k) grows linearly with the head width: a simulation",
     data=e07_data,
     parts=[
         Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=0.08, atol=0.0,
@@ -579,7 +579,7 @@ E07 = register(Item(
         "The slope: a straight-line fit (np.polyfit with degree 1) of the logarithm of the variances against the "
         "logarithm of d_k; its first coefficient.",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E08 find τ
@@ -610,8 +610,7 @@ def _tau_atol(s, target, weight_tol) -> float:
 E08_S2, E08_S4, E08_TARGET, E08_WTOL = (2.0, 0.0), (2.0, 1.0, 0.5, 0.0), 0.9, 0.005
 
 
-E08 = register(Item(
-    id="E08", title="Find the temperature for a target weight", page="exercises/e08-temperature", kind="exercise",
+E08 = exercise(8, "temperature", "Find the temperature for a target weight",
     data=lambda rng: {"s2": _a(E08_S2), "s4": _a(E08_S4), "target": E08_TARGET},
     parts=[
         Part("tau_two", lambda ns: _solve_tau(ns.s2, ns.target), what="τ, a number",
@@ -644,7 +643,7 @@ E08 = register(Item(
         "then halve the interval (bisection) until the weight is 0.9 to three decimals.",
         "The checker looks at the weight your τ gives: within 0.005 of 0.9 counts as right.",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E09 split heads
@@ -664,8 +663,7 @@ def e09_merge_cases(ns) -> list:
     return [(attn.split_heads(*args),) for args in e09_split_cases(ns)]
 
 
-E09 = register(Item(
-    id="E09", title="Split and merge heads", page="exercises/e09-heads", kind="exercise",
+E09 = exercise(9, "heads", "Split and merge heads",
     data=lambda rng: {},
     parts=[
         Part("split_heads", lambda ns: attn.split_heads, kind="function", what="the heads (h, T, d_k)",
@@ -705,7 +703,7 @@ E09 = register(Item(
         "merge_heads undoes split_heads: undo its two steps in the reverse order. Which axis has to come first "
         "again before a reshape can put each token's heads side by side?",
     ),
-))
+)
 
 
 # ----------------------------------------------------------------------------- E10 break it: the NaN
@@ -755,8 +753,7 @@ def e10_cases(ns) -> list:
     ]
 
 
-E10 = register(Item(
-    id="E10", title="Break it: why is the output NaN?", page="exercises/e10-nan", kind="exercise",
+E10 = exercise(10, "nan", "Break it: why is the output NaN?",
     data=e10_data,
     parts=[
         Part("cause", lambda ns: 2.0, what="one choice, a number from 1 to 4", atol=1e-6, choices=4,  # the four causes listed on the page
@@ -799,7 +796,7 @@ E10 = register(Item(
         "the softmax, then set their weights to 0 after it.",
         "Keep the softmax stable: subtract each row's maximum (over the finite scores) before np.exp.",
     ),
-))
+)
 
 
 __all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E07_DKS", "E07_SIGMA_K"]

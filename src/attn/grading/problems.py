@@ -145,6 +145,20 @@ def _ints(rng, low, high, shape) -> np.ndarray:
     return rng.integers(low, high + 1, size=shape)
 
 
+def problem_and_variant(number: int, slug: str, title: str, variant_title: str, data, draw, parts,
+                        hints) -> tuple[Item, Item]:
+    """Problem B<number> and its variant V<number>, declared once and registered: the same parts (``parts()``, a
+    fresh list for each) and hints; the problem on its fixed ``data()``, the variant on numbers ``draw(rng)`` makes
+    from its seed, drawn again until the parts' answers are distinct (:func:`_draw_until_distinct`). Pages
+    ``exercises/b<number>-<slug>`` and ``exercises/v<number>-<slug>``."""
+    b, v = f"B{number:02d}", f"V{number:02d}"
+    problem = register(Item(id=b, title=title, page=f"exercises/{b.lower()}-{slug}", data=data, parts=parts(),
+                            hints=hints))
+    variant = register(Item(id=v, title=variant_title, page=f"exercises/{v.lower()}-{slug}", kind="variant", of=b,
+                            data=lambda rng: _draw_until_distinct(rng, draw, parts()), parts=parts(), hints=hints))
+    return problem, variant
+
+
 # ----------------------------------------------------------------------------- B01 / V01: three tokens
 
 _THREE_HINTS = (
@@ -158,17 +172,19 @@ _THREE_HINTS = (
 )
 
 
-def _three_parts() -> list[Part]:
+def _qkv_parts(weights_praise: str = "Every row sums to 1 (up to rounding), as it must.",
+               output_praise: str = "Each output row is a weighted average of the value rows.") -> list[Part]:
+    """Scores, weights and output of attention on given Q, K, V (B01, B04 and their variants)."""
     return [
         Part("scores", lambda ns: attn.scores(ns.Q, ns.K), what="the score matrix S (T_q × T_k)",
              decimals=2, mistakes=score_mistakes(), axes=QK_AXES),
         Part("weights", lambda ns: attn.attention(ns.Q, ns.K, ns.V).weights,
              what="the weight matrix (T_q × T_k)", decimals=2, rows_sum_to_one=True,
-             mistakes=weight_mistakes(), praise="Every row sums to 1 (up to rounding), as it must.",
+             mistakes=weight_mistakes(), praise=weights_praise,
              uses=("scores",), step=_weights_from_scores, axes=QK_AXES),
         Part("output", lambda ns: attn.attention(ns.Q, ns.K, ns.V).output,
              what="the output (T_q × d_v)", decimals=2, mistakes=output_mistakes(),
-             praise="Each output row is a weighted average of the value rows.",
+             praise=output_praise,
              uses=("weights",), step=_output_from_weights, axes=OUTPUT_AXES),
     ]
 
@@ -181,20 +197,13 @@ def b01_data(rng=None) -> dict:
     return {"Q": Q, "K": K, "V": V}
 
 
-def v01_data(rng) -> dict:
+def v01_draw(r) -> dict:
     """Like B01: Q, K entries in 0..2 (d_k = 4, so scores are multiples of 1/2), V entries in 0..3."""
-    return _draw_until_distinct(rng, lambda r: {"Q": _ints(r, 0, 2, (3, 4)), "K": _ints(r, 0, 2, (3, 4)),
-                                                "V": _ints(r, 0, 3, (3, 2))}, _three_parts())
+    return {"Q": _ints(r, 0, 2, (3, 4)), "K": _ints(r, 0, 2, (3, 4)), "V": _ints(r, 0, 3, (3, 2))}
 
 
-B01 = register(Item(
-    id="B01", title="Attention on three tokens, by hand", page="exercises/b01-three-tokens",
-    data=b01_data, parts=_three_parts(), hints=_THREE_HINTS,
-))
-V01 = register(Item(
-    id="V01", title="Three tokens, fresh numbers", page="exercises/v01-three-tokens", kind="variant", of="B01",
-    data=v01_data, parts=_three_parts(), hints=_THREE_HINTS,
-))
+B01, V01 = problem_and_variant(1, "three-tokens", "Attention on three tokens, by hand", "Three tokens, fresh numbers",
+                               b01_data, v01_draw, _qkv_parts, _THREE_HINTS)
 
 
 # ----------------------------------------------------------------------------- B02 / V02: temperature
@@ -265,21 +274,14 @@ def b02_data(rng=None) -> dict:
 _TAU_SETS = ((0.5, 1.0, 2.0), (0.25, 1.0, 4.0), (0.5, 2.0, 4.0), (1.0, 2.0, 4.0))
 
 
-def v02_data(rng) -> dict:
-    def draw(r):
-        s = r.choice(np.arange(-2, 5), size=3, replace=False)
-        return {"s": s, "taus": _TAU_SETS[int(r.integers(len(_TAU_SETS)))]}
-    return _draw_until_distinct(rng, draw, _temperature_parts())
+def v02_draw(r) -> dict:
+    s = r.choice(np.arange(-2, 5), size=3, replace=False)
+    return {"s": s, "taus": _TAU_SETS[int(r.integers(len(_TAU_SETS)))]}
 
 
-B02 = register(Item(
-    id="B02", title="One row of scores at three temperatures", page="exercises/b02-temperature",
-    data=b02_data, parts=_temperature_parts(), hints=_TEMPERATURE_HINTS,
-))
-V02 = register(Item(
-    id="V02", title="Temperature, fresh numbers", page="exercises/v02-temperature", kind="variant", of="B02",
-    data=v02_data, parts=_temperature_parts(), hints=_TEMPERATURE_HINTS,
-))
+B02, V02 = problem_and_variant(2, "temperature", "One row of scores at three temperatures",
+                               "Temperature, fresh numbers", b02_data, v02_draw, _temperature_parts,
+                               _TEMPERATURE_HINTS)
 
 
 # ----------------------------------------------------------------------------- B03 / V03: causal mask
@@ -358,19 +360,12 @@ def b03_data(rng=None) -> dict:
     return {"S": S, "V": V}
 
 
-def v03_data(rng) -> dict:
-    return _draw_until_distinct(rng, lambda r: {"S": _ints(r, 0, 2, (4, 4)), "V": _ints(r, 0, 4, (4, 2))},
-                                _causal_parts())
+def v03_draw(r) -> dict:
+    return {"S": _ints(r, 0, 2, (4, 4)), "V": _ints(r, 0, 4, (4, 2))}
 
 
-B03 = register(Item(
-    id="B03", title="A causal mask on four tokens", page="exercises/b03-causal-mask",
-    data=b03_data, parts=_causal_parts(), hints=_CAUSAL_HINTS,
-))
-V03 = register(Item(
-    id="V03", title="A causal mask, fresh numbers", page="exercises/v03-causal-mask", kind="variant", of="B03",
-    data=v03_data, parts=_causal_parts(), hints=_CAUSAL_HINTS,
-))
+B03, V03 = problem_and_variant(3, "causal-mask", "A causal mask on four tokens", "A causal mask, fresh numbers",
+                               b03_data, v03_draw, _causal_parts, _CAUSAL_HINTS)
 
 
 # ----------------------------------------------------------------------------- B04 / V04: cross-attention
@@ -384,18 +379,8 @@ _CROSS_HINTS = (
 
 
 def _cross_parts() -> list[Part]:
-    return [
-        Part("scores", lambda ns: attn.scores(ns.Q, ns.K), what="the score matrix S (T_q × T_k)", decimals=2,
-             mistakes=score_mistakes(), axes=QK_AXES),
-        Part("weights", lambda ns: attn.attention(ns.Q, ns.K, ns.V).weights, what="the weight matrix (T_q × T_k)",
-             decimals=2, rows_sum_to_one=True, mistakes=weight_mistakes(),
-             praise="Two rows, one per query; each sums to 1 over the three keys.",
-             uses=("scores",), step=_weights_from_scores, axes=QK_AXES),
-        Part("output", lambda ns: attn.attention(ns.Q, ns.K, ns.V).output, what="the output (T_q × d_v)",
-             decimals=2, mistakes=output_mistakes(),
-             praise="One output row per query: cross-attention keeps the length of the querying sequence.",
-             uses=("weights",), step=_output_from_weights, axes=OUTPUT_AXES),
-    ]
+    return _qkv_parts("Two rows, one per query; each sums to 1 over the three keys.",
+                      "One output row per query: cross-attention keeps the length of the querying sequence.")
 
 
 def b04_data(rng=None) -> dict:
@@ -406,19 +391,12 @@ def b04_data(rng=None) -> dict:
     return {"Q": Q, "K": K, "V": V}
 
 
-def v04_data(rng) -> dict:
-    return _draw_until_distinct(rng, lambda r: {"Q": _ints(r, 0, 2, (2, 4)), "K": _ints(r, 0, 2, (3, 4)),
-                                                "V": _ints(r, 0, 3, (3, 2))}, _cross_parts())
+def v04_draw(r) -> dict:
+    return {"Q": _ints(r, 0, 2, (2, 4)), "K": _ints(r, 0, 2, (3, 4)), "V": _ints(r, 0, 3, (3, 2))}
 
 
-B04 = register(Item(
-    id="B04", title="Cross-attention: two queries, three keys", page="exercises/b04-cross-attention",
-    data=b04_data, parts=_cross_parts(), hints=_CROSS_HINTS,
-))
-V04 = register(Item(
-    id="V04", title="Cross-attention, fresh numbers", page="exercises/v04-cross-attention", kind="variant", of="B04",
-    data=v04_data, parts=_cross_parts(), hints=_CROSS_HINTS,
-))
+B04, V04 = problem_and_variant(4, "cross-attention", "Cross-attention: two queries, three keys",
+                               "Cross-attention, fresh numbers", b04_data, v04_draw, _cross_parts, _CROSS_HINTS)
 
 
 # ----------------------------------------------------------------------------- B05: variance of a dot product
