@@ -168,8 +168,9 @@ def test_the_items_a_renamed_check_names_are_graded():
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         'from attn.grading import check as c, variant as draw\nc2 = c\nif c2("B03", mask=M): pass\n'
-        'v = draw("V02", 5)\nc("II.3.V01", "weights", W, seed=4)\nfrom attn.grading import hint as h\nh("E05")')])
-    assert items_in(nb) == {"B03": None, "V02": 5, "V01": 4, "E05": None}
+        'v = draw("V02", 5)\nc("II.3.V01", "weights", W, seed=4)\nfrom attn.grading import hint as h\nh("E05")'),
+        nbformat.v4.new_code_cell('for x in xs:\n    c("E06", flops=x)')])  # a name made in an earlier cell
+    assert items_in(nb) == {"B03": None, "V02": 5, "V01": 4, "E05": None, "E06": None}
     assert seeds_in(nb) == {"V02": [5], "V01": [4]}
 
 

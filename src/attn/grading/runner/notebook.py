@@ -117,39 +117,41 @@ _ITEM_ID_RE = re.compile(r"(?:" + re.escape(CHAPTER + ".") + r")?([A-Za-z]\d\d)"
 
 
 def _aliased_calls(nb) -> list:
-    """``[(offset, kind, item_id, seed or None), ...]``: calls of ``check``, ``hint`` and ``variant`` under another
-    name (``from attn.grading import check as c``, ``c2 = check``) that name an item, read from the code's syntax.
-    (``check(...)`` and ``g.check(...)`` are found by the regular expressions, in unparsable cells too.)"""
-    found = []
+    """``[(kind, item_id, seed or None), ...]``: calls of ``check``, ``hint`` and ``variant`` under another name
+    (``from attn.grading import check as c``, ``c2 = check``, in any cell) that name an item, read from the code's
+    syntax. (``check(...)`` and ``g.check(...)`` are found by the regular expressions, in unparsable cells too.)"""
+    trees = []
     for src in code_cells(nb):
         try:
-            tree = ast.parse(src)
+            trees.append(ast.parse(src))
         except SyntaxError:
             continue
-        alias = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("attn.grading"):
-                alias.update({a.asname: a.name for a in node.names if a.asname and a.name in ("check", "hint", "variant")})
-        for node in ast.walk(tree):  # c = check, c = attn.grading.check
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                v = node.value
-                name = v.id if isinstance(v, ast.Name) else v.attr if isinstance(v, ast.Attribute) else None
-                if name in ("check", "hint", "variant") or name in alias:
-                    alias[node.targets[0].id] = alias.get(name, name)
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in alias
-                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-                continue
-            m = _ITEM_ID_RE.fullmatch(node.args[0].value)
-            if not m:
-                continue
-            kind = alias[node.func.id]
-            seed = node.args[1] if kind == "variant" and len(node.args) > 1 else None
-            for k in node.keywords:
-                if k.arg == "seed":
-                    seed = k.value
-            seed = seed.value if isinstance(seed, ast.Constant) and type(seed.value) is int and seed.value >= 0 else None
-            found.append((node.lineno, node.col_offset, kind, m[1].upper(), seed))
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    alias = {}
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("attn.grading"):
+            alias.update({a.asname: a.name for a in node.names if a.asname and a.name in ("check", "hint", "variant")})
+    for node in nodes:  # c = check, c = attn.grading.check, c2 = c
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            v = node.value
+            name = v.id if isinstance(v, ast.Name) else v.attr if isinstance(v, ast.Attribute) else None
+            if name in ("check", "hint", "variant") or name in alias:
+                alias[node.targets[0].id] = alias.get(name, name)
+    found = []
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in alias
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            continue
+        m = _ITEM_ID_RE.fullmatch(node.args[0].value)
+        if not m:
+            continue
+        kind = alias[node.func.id]
+        seed = node.args[1] if kind == "variant" and len(node.args) > 1 else None
+        for k in node.keywords:
+            if k.arg == "seed":
+                seed = k.value
+        seed = seed.value if isinstance(seed, ast.Constant) and type(seed.value) is int and seed.value >= 0 else None
+        found.append((kind, m[1].upper(), seed))
     return found
 
 
@@ -164,7 +166,7 @@ def items_in(nb) -> dict:
             spec.setdefault(m[1].upper(), None)
         for m in _CHECK_SEED_RE.finditer(src):
             spec[m[1].upper()] = int(m[2])
-    for *_, item, seed in _aliased_calls(nb):
+    for _, item, seed in _aliased_calls(nb):
         spec[item] = seed if seed is not None else spec.get(item)
     return spec
 
@@ -179,7 +181,7 @@ def seeds_in(nb) -> dict:
         for _, item, seed in sorted(found):
             if int(seed) not in seeds.setdefault(item.upper(), []):
                 seeds[item.upper()].append(int(seed))
-    for *_, item, seed in _aliased_calls(nb):
+    for _, item, seed in _aliased_calls(nb):
         if seed is not None and seed not in seeds.setdefault(item, []):
             seeds[item].append(seed)
     return seeds
