@@ -35,6 +35,7 @@ class PageReport:
     failed_requests: list = field(default_factory=list)
     math: dict = field(default_factory=dict)
     math_overflow: list = field(default_factory=list)  # formulas wider than a box they sit in (cut off or scrolled)
+    output_overflow: list = field(default_factory=list)  # printed outputs wider than their column (scrolled)
     images: list = field(default_factory=list)
     figures: list = field(default_factory=list)
     axe: list = field(default_factory=list)  # light mode (the book's default)
@@ -136,6 +137,22 @@ MATH_OVERFLOW_JS = r"""
                  + (inner.getAttribute('aria-label') || m.getAttribute('aria-label') || tex).slice(0, 80));
         break;
       }
+    }
+  }
+  return out;
+}
+"""
+
+# A code cell's printed output that needs a horizontal scroll bar at 1280 px: its lines are wider than the
+# column. A few px of slack for rounding; a folded output (zero width) is not shown and not judged.
+OUTPUT_OVERFLOW_JS = r"""
+() => {
+  const out = [];
+  for (const pre of document.querySelectorAll('.cell_output pre, .output pre')) {
+    if (pre.clientWidth === 0) continue;
+    if (pre.scrollWidth > pre.clientWidth + 4) {
+      const widest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
+      out.push(`output ${pre.scrollWidth} px wide in a column of ${pre.clientWidth} px: ${widest.trim().slice(0, 100)}`);
     }
   }
   return out;
@@ -294,6 +311,7 @@ async def _visit(context, server: str, name: str) -> PageReport:
         report.math, report.images, report.figures = data["math"], data["images"], data["figures"]
         report.headings, report.controls = data["headings"], data["controls"]
         report.math_overflow = await page.evaluate(MATH_OVERFLOW_JS)
+        report.output_overflow = await page.evaluate(OUTPUT_OVERFLOW_JS)
         # what a reader sees on arrival (solutions folded, scrubbers on their first frame)
         report.screenshot = SCREENSHOTS / (name.replace("/", "__").removesuffix(".html") + ".png")
         await page.screenshot(path=str(report.screenshot), full_page=True)

@@ -51,6 +51,15 @@ def test_math_fits_its_box(visit, name):
 
 
 @pytest.mark.parametrize("name", PAGES)
+def test_printed_output_fits_its_column(visit, name):
+    """At 1280 px no code cell prints a line wider than the text column (it would need a horizontal scroll
+    bar): print one fact per line."""
+    r = visit(name)
+    assert not r.error, f"{name}: {r.error}"
+    assert not r.output_overflow, f"{name}: outputs wider than the column at 1280 px:\n" + "\n".join(r.output_overflow[:8])
+
+
+@pytest.mark.parametrize("name", PAGES)
 def test_images_have_alt_text(visit, name):
     """Every <img> says what it shows. A matplotlib figure from a code cell gets myst-nb's cell metadata
     `mystnb: {image: {alt: ...}}` (or glue + {glue:figure} with :alt:); without it Sphinx writes the
