@@ -1,18 +1,27 @@
 """What the book's pages share: the idioms every chapter and exercise page would otherwise repeat.
 
 - :func:`glue_values`: glue computed numbers for the prose (``{glue:text}`name:.2f```);
-- :func:`show_explorer`: a live explorer and the note on using it ("move it yourself").
+- :func:`show_explorer`: a live explorer and the note on using it ("move it yourself");
+- :func:`print_error`, :func:`print_signature`: a caught error, or a function's signature, printed
+  folded to the text column (:data:`PRINT_WIDTH` characters).
 
 Imports only the standard library and NumPy at module level; myst-nb and IPython are imported inside
 the functions that need them, so ``import attn.page`` stays light.
 """
 from __future__ import annotations
 
+import inspect
 import re
+import textwrap
 
 import numpy as np
 
-__all__ = ["agreement", "explorer_note_html", "glue_values", "plain_value", "show_explorer"]
+__all__ = ["PRINT_WIDTH", "agreement", "explorer_note_html", "glue_values", "plain_value", "print_error",
+           "print_signature", "show_explorer"]
+
+# The characters of a printed line that fit the book's text column at 1280 px (a code cell's output is a
+# monospace block about 688 px wide; tests/browser/test_pages.py checks that no output is wider).
+PRINT_WIDTH = 78
 
 # A glued name is used inside a role, {glue:text}`name:.2f`: no colon, backtick or space.
 _GLUE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
@@ -30,6 +39,44 @@ def plain_value(value):
     if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
         return value.item()
     return value
+
+
+def print_error(err: BaseException, prefix: str = "", width: int = PRINT_WIDTH) -> str:
+    """Print ``prefix`` and the caught ``err`` as "TypeName: message", folded to ``width`` characters.
+
+    An error message is one long sentence; folded at spaces, with the continuation lines indented, it reads
+    in the column instead of behind a horizontal scroll bar. Returns the printed text.
+    Raises ``ValueError`` if ``width`` is below 20.
+    """
+    if width < 20:
+        raise ValueError(f"width must be at least 20 characters, got {width!r}")
+    text = textwrap.fill(f"{prefix}{type(err).__name__}: {err}", width, subsequent_indent="    ",
+                         break_on_hyphens=False)
+    print(text)
+    return text
+
+
+def print_signature(f, prefix: str = "attn.", width: int = PRINT_WIDTH) -> str:
+    """Print ``f``'s call signature as ``prefix + name(parameters) -> return``, folded between parameters.
+
+    Lines are at most ``width`` characters unless one parameter alone is longer; continuation lines
+    line up under the first parameter. Returns the printed text. Raises ``TypeError`` (from
+    :func:`inspect.signature`) if ``f`` has no signature.
+    """
+    sig = inspect.signature(f)
+    head = f"{prefix}{f.__name__}("
+    returns = "" if sig.return_annotation is sig.empty else f" -> {inspect.formatannotation(sig.return_annotation)}"
+    pieces = [str(p) for p in sig.parameters.values()]
+    pieces = [p + ", " for p in pieces[:-1]] + [(pieces[-1] if pieces else "") + ")" + returns]
+    lines, line = [], head
+    for piece in pieces:
+        if len(line) + len(piece.rstrip()) > width and line != head:
+            lines.append(line.rstrip())
+            line = " " * len(head)
+        line += piece
+    text = "\n".join([*lines, line])
+    print(text)
+    return text
 
 
 def glue_values(**values):

@@ -35,6 +35,8 @@ class PageReport:
     failed_requests: list = field(default_factory=list)
     math: dict = field(default_factory=dict)
     math_overflow: list = field(default_factory=list)  # formulas wider than a box they sit in (cut off or scrolled)
+    output_overflow: list = field(default_factory=list)  # printed outputs wider than their column (scrolled)
+    search_buttons: list = field(default_factory=list)  # where each rendered search button sits (header, sidebar)
     images: list = field(default_factory=list)
     figures: list = field(default_factory=list)
     axe: list = field(default_factory=list)  # light mode (the book's default)
@@ -140,6 +142,30 @@ MATH_OVERFLOW_JS = r"""
   }
   return out;
 }
+"""
+
+# A code cell's printed output that needs a horizontal scroll bar at 1280 px: its lines are wider than the
+# column. A few px of slack for rounding; a folded output (zero width) is not shown and not judged.
+OUTPUT_OVERFLOW_JS = r"""
+() => {
+  const out = [];
+  for (const pre of document.querySelectorAll('.cell_output pre, .output pre')) {
+    if (pre.clientWidth === 0) continue;
+    if (pre.scrollWidth > pre.clientWidth + 4) {
+      const widest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
+      out.push(`output ${pre.scrollWidth} px wide in a column of ${pre.clientWidth} px: ${widest.trim().slice(0, 100)}`);
+    }
+  }
+  return out;
+}
+"""
+
+# The search buttons a reader can see (a box of non-zero size), named by the region that holds them.
+SEARCH_BUTTONS_JS = r"""
+() => [...document.querySelectorAll('.search-button__button, .search-button-field')]
+  .filter(b => { const r = b.getBoundingClientRect(); return r.width > 0 && r.height > 0; })
+  .map(b => (b.closest('.bd-header') ? 'top bar' : b.closest('.bd-sidebar-primary') ? 'sidebar'
+             : b.closest('.bd-header-article') ? 'article header' : 'elsewhere'))
 """
 
 WAIT_FRAME = "img => !!img.getAttribute('src') && img.getAttribute('src').startsWith('data:image')"
@@ -294,6 +320,8 @@ async def _visit(context, server: str, name: str) -> PageReport:
         report.math, report.images, report.figures = data["math"], data["images"], data["figures"]
         report.headings, report.controls = data["headings"], data["controls"]
         report.math_overflow = await page.evaluate(MATH_OVERFLOW_JS)
+        report.output_overflow = await page.evaluate(OUTPUT_OVERFLOW_JS)
+        report.search_buttons = await page.evaluate(SEARCH_BUTTONS_JS)
         # what a reader sees on arrival (solutions folded, scrubbers on their first frame)
         report.screenshot = SCREENSHOTS / (name.replace("/", "__").removesuffix(".html") + ".png")
         await page.screenshot(path=str(report.screenshot), full_page=True)

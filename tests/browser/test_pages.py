@@ -51,6 +51,25 @@ def test_math_fits_its_box(visit, name):
 
 
 @pytest.mark.parametrize("name", PAGES)
+def test_one_search_button_beside_the_sidebar(visit, name):
+    """At 1280 px the sidebar holds the book's search button; the theme's top bar, which held a second one over
+    the sidebar's, is hidden (_ext/offline_book_static/attn-layout.css)."""
+    r = visit(name)
+    assert not r.error, f"{name}: {r.error}"
+    assert r.search_buttons.count("sidebar") == 1 and "top bar" not in r.search_buttons, (
+        f"{name}: search buttons at 1280 px: {r.search_buttons}")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_printed_output_fits_its_column(visit, name):
+    """At 1280 px no code cell prints a line wider than the text column (it would need a horizontal scroll
+    bar): print one fact per line."""
+    r = visit(name)
+    assert not r.error, f"{name}: {r.error}"
+    assert not r.output_overflow, f"{name}: outputs wider than the column at 1280 px:\n" + "\n".join(r.output_overflow[:8])
+
+
+@pytest.mark.parametrize("name", PAGES)
 def test_images_have_alt_text(visit, name):
     """Every <img> says what it shows. A matplotlib figure from a code cell gets myst-nb's cell metadata
     `mystnb: {image: {alt: ...}}` (or glue + {glue:figure} with :alt:); without it Sphinx writes the

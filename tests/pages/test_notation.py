@@ -126,6 +126,14 @@ RESERVED = [
      re.compile(r"(?<![\\\w])d(?:'|\^\\prime)(?!_)")),
     ("a token width in a shape is d_model, not a bare d (a bare d is for generic vectors, as in R^d)",
      re.compile(r"\\mathbb\{R\}\^\{[^{}]*\\times\s*d(?![_\w'])|\\mathbb\{R\}\^\{(?<![\\\w])d\s*\\times")),
+    ("B is the additive mask only: the attention block is AttentionBlock(X_q, X_s), not B(., .)",
+     re.compile(r"(?<![\\\w{])B\s*\(|(?<![\\\w{])B\s*=\s*(?!0|-\s*\\infty|\\begin\{cases\})")),
+    ("the additive mask's entries are B_ij, not b_j (b is the block size of Proposition 5)",
+     re.compile(r"(?<![\\\w{])b_\{?\w+\}?\s*=\s*(?:0|-\s*\\infty)|\+\s*b\s*\)|(?<![\\\w{])b(?![\w}])\s*\\?,?\s*bytes|T_qT_k\s*\\?,?\s*b(?![\w}])|\\cdot\s*b(?![\w}])|(?<![\\\w{])b\s*\\cdot")),
+    ("R is the range of a row of scores: an invertible matrix is G, the keys a query may read are those with M_ij true",
+     re.compile(r"(?<![\\\w{])R\^\{?-|W_Q\s*R(?![\w}])|\\(?:not)?in\s*R(?![\w}])|(?<![\\\w{])R\s*\\subseteq|R\s*=\s*\\emptyset")),
+    ("an unsubscripted W is the weight matrix: a projection of X or Y is W_Q, W_K, W_V",
+     re.compile(r"(?<![\\\w{])[XY]\s*W(?![_\w^])")),
 ]
 
 
@@ -165,6 +173,13 @@ def test_pages_use_symbols_as_the_notation_page_reserves_them(page):
     r"$\operatorname{Cov}(X, Y)$", r"$\operatorname{sd}((X - \bar X)^2)$",
     r"$Y = \operatorname{Attention}(X, X, X)$",                   # an output named Y
     r"$\operatorname{Var}(q_i k_i)$", r"$\mathbb{E}[q_i^2]$",       # entries of one vector as q_i, k_i
+
+    r"$B(X_{\mathrm q}, X_{\mathrm s}) = \operatorname{softmax}(S)V$",  # the block named B, the mask's letter
+    r"$\operatorname{CrossAttention}(X, Y) = B(X, Y)$", r"$B = XW_V$",
+    r"$b_j = 0$ for readable keys", r"$\operatorname{softmax}(s + b)$",  # the mask's entries named b
+    r"takes $T_qT_k\,b$ bytes", r"$\gamma\, q\cdot b$", r"$\gamma\, b\cdot k_j$",  # a key shift named b
+    r"$W_Q R$ and $W_K R^{-\top}$", r"$j\in R$", r"$R\subseteq\{1,\dots,n\}$", r"$R = \emptyset$",
+    r"Row $t$ of $XW$",                                               # a bare W as a projection
 ])
 def test_the_rules_catch_each_misuse(bad):
     assert misuses(f"Some prose {bad} more prose.\n"), f"no rule caught {bad}"
@@ -179,9 +194,52 @@ def test_the_rules_catch_each_misuse(bad):
     r"$Y\in\mathbb{R}^{T_k\times d'_{\text{model}}}$", r"$\operatorname{Var}(q_a k_a)$",
     r"$W_K\in\mathbb{R}^{d'_{\text{model}}\times d_k}$", r"$u, v \in \mathbb{R}^d$",
     r"$O = WV$ with $s_{ij} = q_i\cdot k_j/\sqrt{d_k}$", r"$\mathcal{A}$",
+
+    r"$\operatorname{softmax}(S + B)V$", r"$B_{ij} = 0$", r"$B_{ij} = -\infty$", r"$B\in\mathbb{R}^{T_q\times T_k}$",
+    r"$\operatorname{AttentionBlock}(X, Y)$", r"$W_Q G$ and $W_K G^{-\top}$", r"$e^{R/\tau} - 1$",
+    r"$R = \max_j s_j - \min_j s_j$", r"blocks of $b$ keys, $T\times b$", r"$XW_Q$", r"$Q_a = X W^Q_a$", r"$\gamma\, q\cdot u$",
+    r"$\operatorname{softmax}(s_{i\cdot} + B_{i\cdot})$",
 ])
 def test_the_rules_pass_the_notation(good):
     assert not misuses(f"Some prose {good} more prose.\n"), f"a rule rejects the book's own notation: {good}"
+
+
+# Figure titles, labels and widget captions are drawn by code: their mathtext ($...$ inside a string) and the plain
+# words around it are what a reader sees in the figure, so the reservations hold there too.
+WIDGETS = sorted((ROOT / "src" / "attn" / "widgets").glob("*.py"))
+CODE_STRING = re.compile(r"""(?P<q>['"])(?P<s>(?:(?!(?P=q)).)*)(?P=q)""")
+FIGURE_RULES = RESERVED + [
+    ("B is the additive mask only: in a figure the attention block is AttentionBlock(X, Y), not B(X, Y)",
+     re.compile(r"(?<![\\\w{])B\s*\(\s*\$?\s*X")),
+]
+
+
+def code_text(text: str) -> list[str]:
+    """The strings in a page's code cells (or in a module) that a figure or widget may show."""
+    bodies = [m.group(0) for m in CODE_CELL.finditer(text)] if "```{code-cell}" in text else [text]
+    return [m.group("s") for body in bodies for line in body.splitlines() for m in CODE_STRING.finditer(line)]
+
+
+def figure_misuses(text: str) -> list[str]:
+    found = []
+    for s in code_text(text):
+        spans = [m.group(0) for m in MATH_SPAN.finditer(s)]
+        found += [f"{why}: {s[:90]!r}" for span in spans for why, rule in RESERVED if rule.search(span)]
+        found += [f"{why}: {s[:90]!r}" for why, rule in FIGURE_RULES[len(RESERVED):] if rule.search(s)]
+    return found
+
+
+@pytest.mark.parametrize("source", [*PAGES, *WIDGETS], ids=[str(p.relative_to(ROOT)) for p in [*PAGES, *WIDGETS]])
+def test_figure_text_uses_symbols_as_the_notation_page_reserves_them(source):
+    found = figure_misuses(source.read_text(encoding="utf-8"))
+    assert not found, f"{source.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("bad", ['ax.set_title("self-attention $B(X, X)$")', "title='cross-attention B(X, Y)'",
+                                 'ax.set_title("$W_Q R$ and $W_K R^{-T}$")'])
+def test_the_figure_rules_catch_each_misuse(bad):
+    page = f"Prose.\n```{{code-cell}} ipython3\n{bad}\n```\n"
+    assert figure_misuses(page), bad
 
 
 def test_inline_math_over_a_line_break_is_checked():

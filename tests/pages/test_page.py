@@ -197,3 +197,38 @@ def test_every_explorer_says_what_its_controls_do_in_html_without_tex(cls):
     assert len(text.split()) >= 8, f"{cls.__name__}.live_usage says too little: {text!r}"
     assert "$" not in text and "\\" not in text  # an output's HTML is not typeset: no TeX
     assert visible_text(explorer_note_html(cls.live_usage)).endswith(EXPLORER_NOTE_SHARED)
+
+
+# -- printed lines fit the text column ---------------------------------------------------------------------
+def test_print_error_folds_a_long_message_at_spaces_keeping_every_word(capsys):
+    from attn.page import PRINT_WIDTH, print_error
+
+    words = [f"word{i}" for i in range(60)]
+    text = print_error(ValueError(" ".join(words)), "caught -> ")
+    assert capsys.readouterr().out == text + "\n"
+    lines = text.splitlines()
+    assert len(lines) > 1 and all(len(line) <= PRINT_WIDTH for line in lines)
+    assert lines[0].startswith("caught -> ValueError: word0 ") and all(line.startswith("    ") for line in lines[1:])
+    assert text.split()[3:] == words                       # nothing lost or reordered: "caught", "->", "ValueError:"
+
+
+def test_print_error_refuses_a_width_no_line_can_use():
+    from attn.page import print_error
+
+    with pytest.raises(ValueError, match="width must be at least 20 characters, got 5"):
+        print_error(ValueError("x"), width=5)
+
+
+def test_print_signature_folds_between_parameters(capsys):
+    from attn.page import print_signature
+
+    def f(alpha, beta: "float" = 1.0, gamma=None, delta: "str" = "raise") -> "int":
+        return 0
+
+    text = print_signature(f, prefix="m.", width=40)
+    assert text.splitlines() == ["m.f(alpha, beta: 'float' = 1.0,",      # 31 characters; +11 would pass 40
+                                 "    gamma=None,",
+                                 "    delta: 'str' = 'raise') -> 'int'"]
+    assert " ".join(text.split()) == "m.f(alpha, beta: 'float' = 1.0, gamma=None, delta: 'str' = 'raise') -> 'int'"
+    assert capsys.readouterr().out == text + "\n"
+    assert print_signature(lambda: 0, prefix="") == "<lambda>()"
