@@ -36,7 +36,7 @@ def test_update_moves_marker_to_nearest_measured_T(explorer, T, expected):
     np.testing.assert_allclose(explorer.marker_t.get_data(), ([expected], [explorer.time.seconds[i] * 1e3]))
     np.testing.assert_allclose(explorer.marker_m.get_data(), ([expected], [explorer.naive.peak_bytes[i] / 2**20]))
     assert f"T = {expected}:" in explorer.note.get_text()
-    assert f"{expected * expected:,} entries" in explorer.note.get_text()
+    assert f"{expected * expected:,} scores" in explorer.note.get_text()
 
 
 def test_scrubber_frames_and_control(explorer):
@@ -64,6 +64,6 @@ def test_score_matrix_size_names_its_dtype(dtype, itemsize):
     words = f"{np.dtype(dtype).name}, {itemsize} bytes a number"
     assert e.dtype_words == words
     e.update(T=128)
-    assert f"({128 * 128 * itemsize / 2**20:.1f} MiB in {words})" in e.note.get_text()
+    assert f"{128 * 128 * itemsize / 2**20:.1f} MiB in {np.dtype(dtype).name};" in e.note.get_text()
     data = e.live_data()
     assert data["dtype"] == np.dtype(dtype).name and data["dtype_words"] == words

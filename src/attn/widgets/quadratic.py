@@ -124,6 +124,6 @@ class QuadraticCostExplorer(Explorer):
         self.marker_t.set_data([T], [r["ms"]])
         self.marker_m.set_data([T], [r["mib_full"]])
         self.note.set_text(
-            f"T = {T}: the score matrix has T² = {r['entries']:,} entries ({r['score_mib']:.1f} MiB in "
-            f"{self.dtype_words}), formed in {r['ms']:.2f} ms"
+            f"T = {T}: T² = {r['entries']:,} scores, {r['score_mib']:.1f} MiB in {self.dtype.name}; "
+            f"formed in {r['ms']:.2f} ms"
         )

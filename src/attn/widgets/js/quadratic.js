@@ -47,7 +47,7 @@ const EXPLORER = {
     const i = data.T.indexOf(s.T);
     const T = data.T[i];
     return {i, T, entries: T * T, score_mib: data.score_mib[i], ms: data.ms[i], mib_full: data.mib_full[i], mib_blocked: data.mib_blocked[i],
-            dtype_words: data.dtype_words};
+            dtype: data.dtype, dtype_words: data.dtype_words};
   },
 
   draw(ctx, s, r) {
@@ -55,8 +55,8 @@ const EXPLORER = {
     for (const [line, x] of ctx.vlines) { line.setAttribute("x1", x(lt)); line.setAttribute("x2", x(lt)); }
     ctx.rings[0][0].setAttribute("cx", ctx.px.time(lt)); ctx.rings[0][0].setAttribute("cy", ctx.py.time(Math.log10(r.ms)));
     ctx.rings[1][0].setAttribute("cx", ctx.px.memory(lt)); ctx.rings[1][0].setAttribute("cy", ctx.py.memory(Math.log10(r.mib_full)));
-    ctx.note.textContent = `T = ${r.T}: the score matrix has T² = ${r.entries.toLocaleString("en")} entries ` +
-      `(${r.score_mib.toFixed(1)} MiB in ${r.dtype_words}), formed in ${r.ms.toFixed(2)} ms`;
+    ctx.note.textContent = `T = ${r.T}: T² = ${r.entries.toLocaleString("en")} scores, ` +
+      `${r.score_mib.toFixed(1)} MiB in ${r.dtype}; formed in ${r.ms.toFixed(2)} ms`;
     const [cT, cE, cS, cMs, cF, cB] = ctx.cells;
     setNum(cT, r.T, 0); setNum(cE, r.entries, 0); setNum(cS, r.score_mib, 2); setNum(cMs, r.ms, 3);
     setNum(cF, r.mib_full, 2); setNum(cB, r.mib_blocked, 2);
