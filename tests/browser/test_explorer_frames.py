@@ -45,3 +45,47 @@ def test_wiring_explorers_frames_fit_the_keys_shown(server):
                         assert abs(f["frame"][side] - f["cells"][side]) <= 2, (label, side, f)
         finally:
             browser.close()
+
+
+# Each heatmap cell: its <title> (the browser's tooltip on hover), its data-value, whether it is shown, and
+# whether the cell is what the pointer finds at its own centre (nothing drawn over it hides the tooltip).
+CELLS = """
+root => [...root.querySelectorAll('svg rect[data-name]')].map(r => {
+  const b = r.getBoundingClientRect(), x = b.left + b.width / 2, y = b.top + b.height / 2;
+  const t = r.querySelector(':scope > title');
+  return {name: r.dataset.name, shown: r.style.display !== 'none', value: r.dataset.value ?? null,
+          title: t ? t.textContent : null, on_top: document.elementFromPoint(x, y) === r, x, y};
+})
+"""
+
+
+def test_wiring_heatmap_cells_show_their_exact_value_on_hover(server):
+    """The usage note says: rest the pointer on a cell to read its exact value. Each shown cell has a
+    <title> ending in the same shortest round-trip decimal as its data-value, and no hidden cell keeps one."""
+    from attn.widgets.wiring import WiringExplorer
+
+    assert "exact value" in WiringExplorer.live_usage   # the promise this test keeps
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server + "chapters/prop4-self-cross.html")
+            page.wait_for_function("() => document.querySelectorAll('svg rect.attn-frame').length >= 2", timeout=60_000)
+            root = page.locator("svg:has(rect.attn-frame)").first.locator("xpath=ancestor::*[.//*[contains(@class,'attn-controls')]][1]")
+            root.scroll_into_view_if_needed()
+            for moves in ([], [("wiring", "1"), ("T_k", "3")]):
+                for move in moves:
+                    root.evaluate(SET, list(move))
+                cells = root.evaluate(CELLS)
+                shown = [c for c in cells if c["shown"]]
+                assert {c["name"][0] for c in shown} == {"S", "W", "O"}, cells
+                for c in shown:
+                    assert c["value"] is not None and c["title"], c
+                    assert c["title"].endswith(": " + c["value"]), c
+                    assert float(c["value"]) == float(c["title"].rsplit(": ", 1)[1])
+                    assert c["on_top"], c   # the pointer there finds this cell, so the tooltip is its own
+                for c in cells:
+                    if not c["shown"]:
+                        assert not c["title"], c
+        finally:
+            browser.close()

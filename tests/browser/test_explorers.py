@@ -55,7 +55,7 @@ def reference(name: str, explorer, state: dict, data: dict) -> dict[str, float]:
     if name == "quadratic":  # the numbers are the build's measurements; T² and the matrix's size are not
         i = data["T"].index(state["T"])
         T = data["T"][i]
-        return {"T": T, "entries": T * T, "score_mib": T * T * 8 / 2**20, "ms": data["ms"][i],
+        return {"T": T, "entries": T * T, "score_mib": T * T * np.dtype(data["dtype"]).itemsize / 2**20, "ms": data["ms"][i],
                 "mib_full": data["mib_full"][i], "mib_blocked": data["mib_blocked"][i]}
     explorer.set_live_state(state)
     return explorer.live_values()

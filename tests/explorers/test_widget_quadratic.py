@@ -36,7 +36,7 @@ def test_update_moves_marker_to_nearest_measured_T(explorer, T, expected):
     np.testing.assert_allclose(explorer.marker_t.get_data(), ([expected], [explorer.time.seconds[i] * 1e3]))
     np.testing.assert_allclose(explorer.marker_m.get_data(), ([expected], [explorer.naive.peak_bytes[i] / 2**20]))
     assert f"T = {expected}:" in explorer.note.get_text()
-    assert f"{expected * expected:,} entries" in explorer.note.get_text()
+    assert f"{expected * expected:,} scores" in explorer.note.get_text()
 
 
 def test_scrubber_frames_and_control(explorer):
@@ -44,3 +44,26 @@ def test_scrubber_frames_and_control(explorer):
     assert html.count("data:image/png;base64") == 2
     control = explorer.controls()["T"]
     assert list(control.options) == [256, 512, 1024, 2048] and control.continuous_update is False
+
+
+def test_alt_text_states_the_measured_slopes_and_nothing_promised(explorer):
+    """The alt text (the kernel explorer's "What the figure shows") reports the fitted slopes as measured,
+    never a promised "about 2" for the time, whose slope depends on the machine."""
+    alt = explorer.alt
+    assert "about" not in alt
+    for fit in (explorer.fit_time, explorer.fit_naive, explorer.fit_blocked):
+        assert f"fitted slope {fit.slope:.2f}" in alt
+
+
+@pytest.mark.parametrize("dtype, itemsize", [(np.float64, 8), (np.float32, 4)])
+def test_score_matrix_size_names_its_dtype(dtype, itemsize):
+    """A size in MiB is only checkable with its bytes per number: the title, the live data and the
+    score bytes all follow the measured dtype."""
+    e = QuadraticCostExplorer(T_values=(64, 128), repeats=1, dtype=dtype)
+    np.testing.assert_array_equal(e.time.score_bytes, np.array([64, 128]) ** 2 * itemsize)
+    words = f"{np.dtype(dtype).name}, {itemsize} bytes a number"
+    assert e.dtype_words == words
+    e.update(T=128)
+    assert f"{128 * 128 * itemsize / 2**20:.1f} MiB in {np.dtype(dtype).name};" in e.note.get_text()
+    data = e.live_data()
+    assert data["dtype"] == np.dtype(dtype).name and data["dtype_words"] == words

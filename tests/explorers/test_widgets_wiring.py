@@ -85,3 +85,10 @@ def test_widget_controls_drive_the_figure():
     assert not T_k.disabled
     T_k.value = 4
     assert e.im_w.get_array().shape == (T_q, 4)
+
+
+def test_T_k_control_reaches_exactly_the_keys_that_exist():
+    """The slider's upper end is Y's length, computed, never typed: every position is a valid state."""
+    control = next(c for c in WiringExplorer.live_controls if c.name == "T_k")
+    assert control.max == WiringExplorer.T_k_max == WiringExplorer.Y.shape[0]
+    assert control.min == 1

@@ -15,29 +15,42 @@ class QuadraticCostExplorer(Explorer):
     """Pick a sequence length ``T``; see where it sits on the measured cost curves.
 
     Left: seconds to form the score matrix Q Kᵀ/√d_k (T×T) against T, with the fitted log-log
-    slope. Right: peak memory of full attention (slope about 2) and of blocked attention (slope
-    about 1). All points are measured once, when the explorer is made, on ``T_values``; moving the
+    slope. Right: peak memory of full attention and of blocked attention, with their fitted slopes
+    (counted: 2 and 1). All points are measured once, when the explorer is made, on ``T_values``, in
+    ``dtype`` (default float64, 8 bytes a number: the score matrix's size depends on it); moving the
     slider only moves the marker and the labels, so it costs no measurement.
     """
 
     defaults = {"T": 512}
-    alt = ("Two log-log plots against the sequence length T. Left: the measured time to build the T by T score "
-           "matrix, points on a straight line of slope about 2. Right: peak memory of full attention, slope about 2, "
-           "and of blocked attention, slope about 1. A marker shows the selected T.")
 
     def __init__(self, T_values=(128, 256, 512, 1024, 2048), d_k: int = 64, block_size: int = 64,
-                 repeats: int = 5, **params):
+                 repeats: int = 5, dtype=np.float64, **params):
         self.T_values = np.asarray(T_values)
         self.d_k = d_k
+        self.dtype = np.dtype(dtype)
         # One BLAS thread: on a shared machine, multi-threaded timings of small products are mostly noise.
         with threadpool_limits(limits=1):
-            self.time = measure_score_matrix(self.T_values, d_k=d_k, repeats=repeats)
-        self.naive = measure_attention(self.T_values, d_k=d_k, repeats=1)
-        self.blocked = measure_attention(self.T_values, d_k=d_k, repeats=1, blocked=True, block_size=block_size)
+            self.time = measure_score_matrix(self.T_values, d_k=d_k, repeats=repeats, dtype=self.dtype)
+        self.naive = measure_attention(self.T_values, d_k=d_k, repeats=1, dtype=self.dtype)
+        self.blocked = measure_attention(self.T_values, d_k=d_k, repeats=1, blocked=True, block_size=block_size,
+                                         dtype=self.dtype)
         self.fit_time = fit_loglog_slope(self.time.T, self.time.seconds)
         self.fit_naive = fit_loglog_slope(self.naive.T, self.naive.peak_bytes)
         self.fit_blocked = fit_loglog_slope(self.blocked.T, self.blocked.peak_bytes)
         super().__init__(figsize=(9, 3.6), **params)
+
+    @property
+    def alt(self):
+        """What the figure shows, with the slopes this explorer measured (never promised ones)."""
+        return ("Two log-log plots against the sequence length T. Left: the measured time to build the T by T score "
+                f"matrix, points close to a straight line of fitted slope {self.fit_time.slope:.2f}. Right: peak "
+                f"memory of full attention, fitted slope {self.fit_naive.slope:.2f}, and of blocked attention, "
+                f"fitted slope {self.fit_blocked.slope:.2f}. A marker shows the selected T.")
+
+    @property
+    def dtype_words(self) -> str:
+        """The measured dtype in words, as the title and the table say it: ``"float64, 8 bytes a number"``."""
+        return f"{self.dtype.name}, {self.dtype.itemsize} bytes a number"
 
     live_script = "quadratic.js"
     live_title = "Proposition 5 explorer"
@@ -59,7 +72,7 @@ class QuadraticCostExplorer(Explorer):
                 "mib_full": self.naive.peak_bytes / 2**20, "mib_blocked": self.blocked.peak_bytes / 2**20,
                 "fit_full": self.fit_naive.predict(T) / 2**20, "fit_blocked": self.fit_blocked.predict(T) / 2**20,
                 "slope_time": self.fit_time.slope, "slope_full": self.fit_naive.slope,
-                "slope_blocked": self.fit_blocked.slope}
+                "slope_blocked": self.fit_blocked.slope, "dtype": self.dtype.name, "dtype_words": self.dtype_words}
 
     def compute(self):
         """At the measured length nearest the chosen T: T, its index, T² entries, the score matrix's MiB,
@@ -111,6 +124,6 @@ class QuadraticCostExplorer(Explorer):
         self.marker_t.set_data([T], [r["ms"]])
         self.marker_m.set_data([T], [r["mib_full"]])
         self.note.set_text(
-            f"T = {T}: the score matrix has T² = {r['entries']:,} entries ({r['score_mib']:.1f} MiB), "
+            f"T = {T}: T² = {r['entries']:,} scores, {r['score_mib']:.1f} MiB in {self.dtype.name}; "
             f"formed in {r['ms']:.2f} ms"
         )

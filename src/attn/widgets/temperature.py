@@ -19,10 +19,10 @@ TAU_MIN, TAU_MAX = 1e-2, 1e2  # the slider's range; the entropy curve covers it
 
 
 class TemperatureExplorer(Explorer):
-    """A τ slider (log scale) over one row of scores ``x`` (T,): the weights softmax(x / τ) and their entropy.
+    """A τ slider (log scale) over one row of scores ``x`` (T_k,), one per key: the weights softmax(x / τ) and their entropy.
 
-    Left: the T weights as bars; the largest score's bar is outlined. Right: the entropy H(τ) in nats
-    against τ (log axis), between 0 (one-hot, τ → 0) and log T (uniform, τ → ∞), with the current τ marked.
+    Left: the T_k weights as bars; the largest score's bar is outlined. Right: the entropy H(τ) in nats
+    against τ (log axis), between 0 (one-hot, τ → 0) and log T_k (uniform, τ → ∞), with the current τ marked.
 
     ``scores`` defaults to the chapter's Figure 3 row, q · k_j / √2 (weights 0.06, 0.61, 0.09, 0.24 at τ = 1).
     ``labels`` name the keys (default k₁ … k_T). ``marks`` is an optional dict label -> τ drawn as
@@ -32,7 +32,7 @@ class TemperatureExplorer(Explorer):
     defaults = {"tau": 1.0}
     alt = ("Two panels. Left: the softmax weights of one row of scores at temperature tau, as bars. "
            "Right: the entropy of those weights against tau on a logarithmic axis, rising from 0 (all weight "
-           "on the largest score) to log T (every key weighted equally), with the current tau marked.")
+           "on the largest score) to log T_k (every key weighted equally), with the current tau marked.")
 
     live_script = "temperature.js"
     live_title = "Temperature explorer"
@@ -69,7 +69,7 @@ class TemperatureExplorer(Explorer):
                 "taus": self.taus, "entropy": self.entropy_curve}
 
     def compute(self):
-        """τ, the weights softmax(x / τ) (T,) and their entropy in nats."""
+        """τ, the weights softmax(x / τ) (T_k,) and their entropy in nats."""
         tau = float(self.params["tau"])
         w = softmax(self.x, tau=tau)  # validates τ > 0
         return {"tau": tau, "weights": w, "entropy": float(entropy(w))}
@@ -87,7 +87,7 @@ class TemperatureExplorer(Explorer):
         self.bars = ax_w.bar(pos, np.zeros(T), color=BAR, edgecolor=["black" if j == top else BAR for j in pos],
                              linewidth=1.5)
         ax_w.axhline(1 / T, color="0.6", ls=":", lw=1)
-        ax_w.text(-0.45, 1 / T + 0.015, "uniform 1/T", ha="left", fontsize=8, color="0.4")
+        ax_w.text(-0.45, 1 / T + 0.015, r"uniform $1/T_k$", ha="left", fontsize=8, color="0.4")
         ax_w.set(ylim=(0, 1.08), xticks=pos, ylabel="weight")
         ax_w.set_xticklabels(self.labels, fontsize=8 if T > 8 else 10)
         self.bar_text = [ax_w.text(j, 0, "", ha="center", fontsize=8) for j in pos] if T <= 12 else []
@@ -96,7 +96,7 @@ class TemperatureExplorer(Explorer):
         ax_h.set_xscale("log")
         ax_h.axhline(0, color="0.6", ls=":", lw=1)
         ax_h.axhline(math.log(T), color="0.6", ls=":", lw=1)
-        ax_h.text(TAU_MIN * 1.3, math.log(T) - 0.12, "log T: uniform", fontsize=8, color="0.4", va="top")
+        ax_h.text(TAU_MIN * 1.3, math.log(T) - 0.12, r"$\log T_k$: uniform", fontsize=8, color="0.4", va="top")
         ax_h.text(TAU_MAX / 1.3, 0.05, "0: one-hot", fontsize=8, color="0.4", ha="right")
         for name, tau in self.marks.items():
             ax_h.axvline(tau, color="0.5", ls="--", lw=0.8)
@@ -118,4 +118,4 @@ class TemperatureExplorer(Explorer):
             text.set_text(f"{wi:.2f}")
         self.marker.set_data([tau], [H])
         self.ax_w.set_title(f"softmax(x / τ) at τ = {tau:.3g}", fontsize=10)  # plain text: see base.Explorer
-        self.ax_h.set_title(f"entropy {H:.2f} nats (max log T = {math.log(self.x.size):.2f})", fontsize=10)
+        self.ax_h.set_title(f"entropy {H:.2f} nats (max log Tₖ = {math.log(self.x.size):.2f})", fontsize=10)

@@ -15,9 +15,9 @@ SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 class WiringExplorer(Explorer):
     """Switch where the keys and values come from, and how many there are.
 
-    ``wiring="self"``: Q, K and V are all projected from X (T_q = 5 tokens), so the score matrix is T_q × T_q.
-    ``wiring="cross"``: Q from X, K and V from the first ``T_k`` rows of another sequence Y (1 ≤ T_k ≤ 10), so the
-    score matrix is T_q × T_k. The block (W_Q, W_K, W_V and the formula) is the same in both.
+    ``wiring="self"``: Q, K and V are all projected from X (T_q tokens, ``X.shape[0]``), so the score matrix is
+    T_q × T_q. ``wiring="cross"``: Q from X, K and V from the first ``T_k`` rows of another sequence Y
+    (1 ≤ T_k ≤ ``T_k_max`` = ``Y.shape[0]``), so the score matrix is T_q × T_k. The block (W_Q, W_K, W_V and the formula) is the same in both.
 
     Panels: the score matrix S = QKᵀ/√d_k, the weights softmax(S) row by row, and the output (T_q × d_v). The first
     two are drawn as wide as the keys they show, T_k columns: in the live explorer (``js/wiring.js``) the frame
@@ -38,11 +38,11 @@ class WiringExplorer(Explorer):
     live_title = "Proposition 4 explorer"
     live_usage = ("Pick the wiring, then, under <em>cross</em>, move <i>T</i><sub>k</sub>: the score matrix and the "
                   "weights are <i>T</i><sub>q</sub> × <i>T</i><sub>k</sub>, square under <em>self</em>. The table under the "
-                  "picture gives the output rows; every cell of the heatmaps carries its exact value.")
+                  "picture gives the output rows; rest the pointer on any cell of the heatmaps to read its exact value.")
     live_size = (900, 300)
     live_controls = [
         Control("wiring", "wiring", "choice", options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")]),
-        Control("T_k", "T_k (Y)", min=1, max=10, step=1, digits=0),
+        Control("T_k", "T_k (Y)", min=1, max=int(T_k_max), step=1, digits=0),
     ]
 
     def __init__(self, **params):

@@ -38,7 +38,7 @@ const EXPLORER = {
     ctx.note = panelTitle(root, 450, 16, "");
     const tb = html("table", {class: "attn-table"}, ctx.numbers);
     const head = html("tr", {}, tb);
-    ["T", "entries T²", "score matrix (MiB)", "time (ms)", "peak, full (MiB)", "peak, blocked (MiB)"].forEach(h => html("th", {scope: "col"}, head, h));
+    ["T", "entries T²", `score matrix (MiB, ${data.dtype})`, "time (ms)", "peak, full (MiB)", "peak, blocked (MiB)"].forEach(h => html("th", {scope: "col"}, head, h));
     const tr = html("tr", {}, tb);
     ctx.cells = ["T", "entries", "score_mib", "ms", "mib_full", "mib_blocked"].map(n => html("td", {"data-name": n}, tr));
   },
@@ -46,7 +46,8 @@ const EXPLORER = {
   compute(s, data) {
     const i = data.T.indexOf(s.T);
     const T = data.T[i];
-    return {i, T, entries: T * T, score_mib: data.score_mib[i], ms: data.ms[i], mib_full: data.mib_full[i], mib_blocked: data.mib_blocked[i]};
+    return {i, T, entries: T * T, score_mib: data.score_mib[i], ms: data.ms[i], mib_full: data.mib_full[i], mib_blocked: data.mib_blocked[i],
+            dtype: data.dtype, dtype_words: data.dtype_words};
   },
 
   draw(ctx, s, r) {
@@ -54,8 +55,8 @@ const EXPLORER = {
     for (const [line, x] of ctx.vlines) { line.setAttribute("x1", x(lt)); line.setAttribute("x2", x(lt)); }
     ctx.rings[0][0].setAttribute("cx", ctx.px.time(lt)); ctx.rings[0][0].setAttribute("cy", ctx.py.time(Math.log10(r.ms)));
     ctx.rings[1][0].setAttribute("cx", ctx.px.memory(lt)); ctx.rings[1][0].setAttribute("cy", ctx.py.memory(Math.log10(r.mib_full)));
-    ctx.note.textContent = `T = ${r.T}: the score matrix has T² = ${r.entries.toLocaleString("en")} entries ` +
-      `(${r.score_mib.toFixed(1)} MiB), formed in ${r.ms.toFixed(2)} ms`;
+    ctx.note.textContent = `T = ${r.T}: T² = ${r.entries.toLocaleString("en")} scores, ` +
+      `${r.score_mib.toFixed(1)} MiB in ${r.dtype}; formed in ${r.ms.toFixed(2)} ms`;
     const [cT, cE, cS, cMs, cF, cB] = ctx.cells;
     setNum(cT, r.T, 0); setNum(cE, r.entries, 0); setNum(cS, r.score_mib, 2); setNum(cMs, r.ms, 3);
     setNum(cF, r.mib_full, 2); setNum(cB, r.mib_blocked, 2);
@@ -63,7 +64,7 @@ const EXPLORER = {
 
   describe(s, r) {
     return `Selected T = ${r.T}. Measured when the explorer was made (in the book: when the page was built): the T by T score matrix has ${r.entries} entries ` +
-      `(${r.score_mib.toFixed(1)} MiB) and took ${r.ms.toFixed(2)} ms to form; full attention peaked at ` +
+      `(${r.score_mib.toFixed(1)} MiB in ${r.dtype_words}) and took ${r.ms.toFixed(2)} ms to form; full attention peaked at ` +
       `${r.mib_full.toFixed(1)} MiB, blocked attention at ${r.mib_blocked.toFixed(1)} MiB.`;
   },
 };

@@ -11,7 +11,7 @@ const EXPLORER = {
     svg("line", {x1: 60, x2: 420, y1: ctx.by(0), y2: ctx.by(0), class: "attn-axis"}, g);
     axis(g, ctx.by, [0, 0.25, 0.5, 0.75, 1], {x: false, at: 60});
     svg("line", {x1: 60, x2: 420, y1: ctx.by(1 / T), y2: ctx.by(1 / T), class: "attn-grid", "stroke-dasharray": "3 3"}, g);
-    svg("text", {x: 64, y: ctx.by(1 / T) - 4, class: "attn-tick"}, g).textContent = "uniform 1/T";
+    svg("text", {x: 64, y: ctx.by(1 / T) - 4, class: "attn-tick"}, g).textContent = "uniform 1/Tₖ";
     const top = data.x.indexOf(Math.max(...data.x));
     ctx.bars = data.x.map((_, j) => {
       const rect = svg("rect", {x: bx(j) + bw * 0.15, width: bw * 0.7, fill: data.colour,
@@ -31,7 +31,7 @@ const EXPLORER = {
     svg("rect", {x: 520, y: 40, width: 360, height: 210, class: "attn-frame"}, h);
     axis(h, hx, [-2, -1, 0, 1, 2].filter(t => t >= lo && t <= hi), {at: 250, fmtTick: t => String(Math.pow(10, t))});
     axis(h, hy, [0, 0.5, 1, 1.5, 2, 2.5, 3].filter(t => t <= logT * 1.1), {x: false, at: 520});
-    for (const [v, label, anchor, x] of [[0, "0: one-hot", "end", 876], [logT, "log T: uniform", "start", 524]]) {
+    for (const [v, label, anchor, x] of [[0, "0: one-hot", "end", 876], [logT, "log Tₖ: uniform", "start", 524]]) {
       svg("line", {x1: 520, x2: 880, y1: hy(v), y2: hy(v), class: "attn-grid", "stroke-dasharray": "3 3"}, h);
       svg("text", {x, y: hy(v) + (v ? 14 : -4), "text-anchor": anchor, class: "attn-tick"}, h).textContent = label;
     }
@@ -63,7 +63,7 @@ const EXPLORER = {
   draw(ctx, s, r) {
     const T = r.w.length;
     ctx.wTitle.textContent = `softmax(x / τ) at τ = ${s.tau.toPrecision(3)}`;
-    ctx.hTitle.textContent = `entropy ${r.H.toFixed(2)} nats (max log T = ${Math.log(T).toFixed(2)})`;
+    ctx.hTitle.textContent = `entropy ${r.H.toFixed(2)} nats (max log Tₖ = ${Math.log(T).toFixed(2)})`;
     r.w.forEach((w, j) => {
       const b = ctx.bars[j];
       b.rect.setAttribute("y", ctx.by(w));
@@ -81,6 +81,6 @@ const EXPLORER = {
     return `At temperature τ = ${s.tau.toPrecision(3)} the ${r.w.length} weights are ` +
       r.w.map((w, j) => `${data.labels[j]} ${fmt(w, 2)}`).join(", ") +
       `; the largest is ${data.labels[big]}. Their entropy is ${r.H.toFixed(2)} nats, between 0 (one-hot) and ` +
-      `log T = ${Math.log(r.w.length).toFixed(2)} (uniform).`;
+      `log Tₖ = ${Math.log(r.w.length).toFixed(2)} (uniform).`;
   },
 };

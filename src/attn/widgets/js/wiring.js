@@ -1,4 +1,8 @@
 // Proposition 4: one attention block, two wirings. Q from X; K and V from X (self) or from the first T_k rows of Y (cross).
+
+// A heatmap cell with an SVG <title> child: the browser shows its text (the cell's exact value) on hover.
+function withTitle(rect) { svg("title", {}, rect); return rect; }
+
 const EXPLORER = {
   build(ctx) {
     const {svg: root, data} = ctx;
@@ -15,7 +19,7 @@ const EXPLORER = {
       ctx.titles[name] = panelTitle(g, x0 + Tmax * cell / 2, 48, title);
       const frame = svg("rect", {x: x0, y: 60, width: Tmax * cell, height: Tq * cell, class: "attn-frame"}, g);
       ctx.grid[name] = Array.from({length: Tq}, (_, i) => Array.from({length: Tmax}, (_, j) =>
-        svg("rect", {x: x0 + j * cell, y: 60 + i * cell, width: cell - 1, height: cell - 1, "data-name": `${name}${i + 1}_${j + 1}`}, g)));
+        withTitle(svg("rect", {x: x0 + j * cell, y: 60 + i * cell, width: cell - 1, height: cell - 1, "data-name": `${name}${i + 1}_${j + 1}`}, g))));
       for (let i = 0; i < Tq; i++) svg("text", {x: x0 - 6, y: 60 + i * cell + 19, "text-anchor": "end", class: "attn-tick"}, g).textContent = `q${i + 1}`;
       ctx[`keys${name}`] = Array.from({length: Tmax}, (_, j) => svg("text", {x: x0 + j * cell + cell / 2, y: 60 + Tq * cell + 14,
                                                                               "text-anchor": "middle", class: "attn-tick"}, g));
@@ -26,7 +30,7 @@ const EXPLORER = {
     const x0 = 770, g = svg("g", {}, root);
     panelTitle(g, x0 + dv * cell / 2, 48, `output ${Tq}×${dv}`);
     ctx.grid.O = Array.from({length: Tq}, (_, i) => Array.from({length: dv}, (_, c) =>
-      svg("rect", {x: x0 + c * cell, y: 60 + i * cell, width: cell - 1, height: cell - 1, "data-name": `O${i + 1}_${c + 1}`}, g)));
+      withTitle(svg("rect", {x: x0 + c * cell, y: 60 + i * cell, width: cell - 1, height: cell - 1, "data-name": `O${i + 1}_${c + 1}`}, g))));
     for (let c = 0; c < dv; c++) svg("text", {x: x0 + c * cell + cell / 2, y: 60 + Tq * cell + 14, "text-anchor": "middle", class: "attn-tick"}, g).textContent = String(c + 1);
     svg("text", {x: x0 + dv * cell / 2, y: 60 + Tq * cell + 32, "text-anchor": "middle", class: "attn-tick"}, g).textContent = "feature";
     ctx.suptitle = panelTitle(root, 450, 18, "");
@@ -73,9 +77,11 @@ const EXPLORER = {
           rect.setAttribute("fill", colour(lut, M[i][j], lo, hi));
           rect.style.display = "";
           rect.dataset.value = String(M[i][j]);
+          rect.firstChild.textContent = `${name === "S" ? "score" : "weight"} of q${i + 1} for ${letter}${j + 1}: ${String(M[i][j])}`;
         } else {
           rect.style.display = "none";
           delete rect.dataset.value;
+          rect.firstChild.textContent = "";
         }
       }));
       ctx[`keys${name}`].forEach((t, j) => { t.textContent = j < Tk ? `${letter}${j + 1}` : ""; });
@@ -84,6 +90,7 @@ const EXPLORER = {
     ctx.grid.O.forEach((row, i) => row.forEach((rect, c) => {
       rect.setAttribute("fill", colour(data.viridis, r.O[i][c], data.v_min, data.v_max));
       rect.dataset.value = String(r.O[i][c]);
+      rect.firstChild.textContent = `output o${i + 1}, feature ${c + 1}: ${String(r.O[i][c])}`;
       setNum(ctx.cells[i][c], r.O[i][c], 3);
     }));
     ctx.suptitle.textContent = s.wiring === "self" ? `self-attention: Q, K, V all from X (T = ${data.T_q})`

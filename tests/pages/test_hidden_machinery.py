@@ -1,0 +1,45 @@
+"""The book's own machinery is not shown to readers as if it were part of the lesson.
+
+A code cell that builds the book (finding labels, making links to other pages with ``attn.book_index``) teaches
+nothing about attention: it must be tagged ``remove-cell`` (or ``remove-input``, ``hide-input``). The strands
+page, whose subject is the book's own structure, is the exception.
+"""
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([*ROOT.glob("chapters/*.md"), *ROOT.glob("exercises/*.md"), ROOT / "intro.md"])
+ABOUT_THE_BOOK = {"chapters/strands.md"}
+CELL = re.compile(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```(?:\n|$)", re.S)
+TAGS = re.compile(r"^:tags:\s*\[(?P<tags>[^\]]*)\]|^\s*tags:\s*\[(?P<tags2>[^\]]*)\]", re.M)
+HIDDEN = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+MACHINERY = re.compile(r"\bbook_index\.(?!SECTIONS|STRANDS)\w+\(")
+
+
+def shown_machinery(text: str) -> list[str]:
+    """The first line of every cell that calls ``book_index`` and is shown to readers."""
+    found = []
+    for m in CELL.finditer(text):
+        body = m.group("body")
+        tags = {t.strip() for g in TAGS.finditer(body) for t in (g.group("tags") or g.group("tags2")).split(",")}
+        if MACHINERY.search(body) and not tags & HIDDEN:
+            found.append(next(line for line in body.splitlines() if MACHINERY.search(line)))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_book_machinery_is_hidden(page):
+    if str(page.relative_to(ROOT)) in ABOUT_THE_BOOK:
+        pytest.skip("the strands page is about the book itself")
+    shown = shown_machinery(page.read_text(encoding="utf-8"))
+    assert not shown, f"{page.relative_to(ROOT)} shows book-building code: {shown}"
+
+
+def test_the_rule_catches_a_shown_cell_and_passes_a_hidden_one():
+    shown = "```{code-cell} ipython3\nlabels = book_index.find_labels()\n```\n"
+    hidden = "```{code-cell} ipython3\n:tags: [remove-cell]\n\nlabels = book_index.find_labels()\n```\n"
+    meta = "```{code-cell} ipython3\n---\ntags: [hide-input]\n---\nx = book_index.link(l)\n```\n"
+    assert shown_machinery(shown) == ["labels = book_index.find_labels()"]
+    assert shown_machinery(hidden) == [] and shown_machinery(meta) == []
