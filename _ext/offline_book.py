@@ -15,7 +15,8 @@ _config.yml and bin/offline-assets). This extension fixes what configuration alo
   their tinted background is below WCAG AA contrast (axe-core: color-contrast, serious);
 * the theme's sidebar opens a chapter's sections with a bare chevron (``<summary>`` with no text):
   give it an accessible name (axe-core: summary-name, serious);
-* inline code in table cells wraps, so a table of signatures fits the text column (attn-layout.css);
+* inline code in table cells wraps at dots, underscores and opening brackets, never inside a name, so a
+  table of signatures fits the text column and every identifier stays whole (``<wbr>``, attn-layout.css);
 * printed pages (bin/pdf, a reader's Ctrl+P) wrap long code lines instead of clipping them (attn-print.css);
 * a checkout where ``bin/setup`` has not run has no ``.offline/`` (Sphinx would stop with "html_extra_path
   entry '.offline' does not exist"): before Sphinx checks that path, the assets are fetched and copied
@@ -25,6 +26,7 @@ _config.yml and bin/offline-assets). This extension fixes what configuration alo
 from __future__ import annotations
 
 import os
+import re
 
 REQUIRE_JS = "vendor/require.js"
 HTML_MANAGER = "vendor/html-manager"
@@ -78,6 +80,27 @@ def _tidy_scripts(app, pagename, templatename, context, doctree):
             kept.append(_JavaScript("", body=REQUIRE_CONFIG, priority=getattr(js, "priority", 500)))
             seen.add(_key(kept[-1]))
     scripts[:] = kept
+
+
+_TABLE = re.compile(r"<table\b.*?</table>", re.S)
+_PRE = re.compile(r'(<span class="pre">)([^<]*)(</span>)')
+_BREAK_AFTER = re.compile(r"([.(])(?=\w)|(?<=\w{3})(_)(?=\w{3})")  # not in short names such as W_Q
+
+
+def break_table_code(html: str) -> str:
+    """Inline code in tables with a line-break opportunity (``<wbr>``, copied as nothing) after each ``.``
+    and ``(`` that a name character follows, and after an ``_`` between two words of three letters or more:
+    ``attn.attention_block(X_query,`` may wrap as ``attn.`` / ``attention_`` / ``block(`` / ``X_query,``, and
+    never inside a word."""
+    def code(m):
+        return m.group(1) + _BREAK_AFTER.sub(lambda b: (b.group(1) or b.group(2)) + "<wbr>", m.group(2)) + m.group(3)
+
+    return _TABLE.sub(lambda t: _PRE.sub(code, t.group(0)), html)
+
+
+def _break_code_in_tables(app, pagename, templatename, context, doctree):
+    if "body" in context and "<table" in context["body"]:
+        context["body"] = break_table_code(context["body"])
 
 
 def _name_sidebar_toggles(html: str) -> str:
@@ -180,4 +203,5 @@ def setup(app):
     app.add_js_file(None, body=FOCUSABLE_SCROLLERS)
     app.connect("html-page-context", _tidy_scripts, priority=900)
     app.connect("html-page-context", _accessible_sidebar, priority=900)
+    app.connect("html-page-context", _break_code_in_tables)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -130,7 +130,9 @@ def test_quadratic_explorer_offers_the_measured_lengths():
 
 def test_plain_text_labels():
     assert live.plain_text("$k_{12}$") == "k₁₂"
-    assert live.plain_text(r"$\tau=\sqrt{d_k}$") == "τ=√d_k"
+    assert live.plain_text(r"$\tau=\sqrt{d_k}$") == "τ=√dₖ"
+    assert live.plain_text("$w_{ij}$") == "wᵢⱼ" and live.plain_text("$x_1$") == "x₁"
+    assert "_" not in live.plain_text(r"$s_{tt}/\sqrt{d_k}$")
 
 
 # -- the browser's mathematics, run in Node.js, against attn ---------------------------------------

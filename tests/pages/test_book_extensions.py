@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -279,3 +280,23 @@ def test_learner_notebook_installs_attn_only_where_missing(tmp_path):
     plain = tmp_path / "plain.ipynb"
     learner_downloads.write_learner_notebook(ROOT / "exercises/learner/e01-softmax.md", plain)
     assert "pip" not in nbformat.read(plain, as_version=4).cells[0].source
+
+
+# -- inline code in tables wraps between names, never inside one ---------------------------------------------
+def test_table_code_breaks_only_at_dots_brackets_and_long_underscores():
+    cell = ('<table><tr><td><code class="docutils literal notranslate"><span class="pre">attn.attention_block(X_query,'
+            '</span> <span class="pre">W_V)</span> <span class="pre">attn.derivatives.softmax_jacobian(w,</span>'
+            '</code></td></tr></table>')
+    out = offline_book.break_table_code(cell)
+    pieces = [p for span in re.findall(r'<span class="pre">(.*?)</span>', out) for p in span.split("<wbr>")]
+    assert pieces == ["attn.", "attention_", "block(", "X_query,", "W_V)", "attn.", "derivatives.", "softmax_",
+                      "jacobian(", "w,"]
+    assert re.sub(r"<wbr>", "", out) == cell                           # copying the code copies it unchanged
+    prose = '<p><code class="docutils literal notranslate"><span class="pre">attn.scores</span></code></p>'
+    assert offline_book.break_table_code(prose) == prose               # only tables
+
+
+def test_table_code_may_not_break_anywhere():
+    css = (ROOT / "_ext" / "offline_book_static" / "attn-layout.css").read_text()
+    rules = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    assert "anywhere" not in rules and "break-all" not in rules, "a code name in a table would split mid-word"

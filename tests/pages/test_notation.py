@@ -122,6 +122,10 @@ RESERVED = [
      re.compile(r"\\operatorname\{(?:Var|Cov)\}\(\s*c?\s*[XY](?![\w_^{])|\\mathbb\{E\}\s*\[?\(?\s*[XY](?![\w_^{])|\\bar\s*X|(?<![\\\w])Y\s*=\s*\\operatorname\{Attention\}")),
     ("q_i and k_i are rows i of Q and K: the entries of one query or key are q_a and k_a",
      re.compile(r"(?<![\\\w])q_i\s*k_i|(?<![\\\w])[qk]_i\^2|\\mathbb\{E\}\[[qk]_i")),
+    ("s is a score: a step size along a direction E is epsilon, not s",
+     re.compile(r"(?<![\\\w])s\s*(?:\\,)?\s*(?:E|W[A-Z]?)(?![\w])|\+\s*s\s*(?:\\,)?\s*[A-Z]")),
+    ("the score s_ij has no temperature in it: the logits are x = s / tau",
+     re.compile(r"(?<![\\\w])s_\{?\w*\}?\s*=\s*[^$=]*\\tau")),
     ("a token width is d_model or d'_model, not a bare d' ",
      re.compile(r"(?<![\\\w])d(?:'|\^\\prime)(?!_)")),
     ("a token width in a shape is d_model, not a bare d (a bare d is for generic vectors, as in R^d)",
@@ -180,6 +184,8 @@ def test_pages_use_symbols_as_the_notation_page_reserves_them(page):
     r"takes $T_qT_k\,b$ bytes", r"$\gamma\, q\cdot b$", r"$\gamma\, b\cdot k_j$",  # a key shift named b
     r"$W_Q R$ and $W_K R^{-\top}$", r"$j\in R$", r"$R\subseteq\{1,\dots,n\}$", r"$R = \emptyset$",
     r"Row $t$ of $XW$",                                               # a bare W as a projection
+    r"$W_V + sE$", r"$O + s\,WXE$",                                # a step size named s
+    r"$s_j = q_i\cdot k_j/(\sqrt{d_k}\,\tau)$",                   # a score with the temperature folded in
 ])
 def test_the_rules_catch_each_misuse(bad):
     assert misuses(f"Some prose {bad} more prose.\n"), f"no rule caught {bad}"
@@ -199,6 +205,7 @@ def test_the_rules_catch_each_misuse(bad):
     r"$\operatorname{AttentionBlock}(X, Y)$", r"$W_Q G$ and $W_K G^{-\top}$", r"$e^{R/\tau} - 1$",
     r"$R = \max_j s_j - \min_j s_j$", r"blocks of $b$ keys, $T\times b$", r"$XW_Q$", r"$Q_a = X W^Q_a$", r"$\gamma\, q\cdot u$",
     r"$\operatorname{softmax}(s_{i\cdot} + B_{i\cdot})$",
+    r"$W_V + \varepsilon E$", r"$O + \varepsilon\,WXE$", r"$x_j = s_{ij}/\tau$", r"$s_{tt} \ge 0$",
 ])
 def test_the_rules_pass_the_notation(good):
     assert not misuses(f"Some prose {good} more prose.\n"), f"a rule rejects the book's own notation: {good}"

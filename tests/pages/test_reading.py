@@ -106,3 +106,67 @@ def test_built_pages_quote_no_zero_in_scientific_notation():
         text = re.sub(r"<pre.*?</pre>", "", page.read_text(encoding="utf-8"), flags=re.S)  # not code output
         found += [f"{page.name}: {m.group(0)!r}" for m in zero.finditer(text)]
     assert not found, "a zero difference quoted as 0e+00; glue it with attn.page.agreement:\n" + "\n".join(found)
+
+
+# -- captions and alt texts type no result: counts and sizes come from the code that draws ----------------------
+# A caption or alt text is not executed, so a count typed into it ("eight keys", "log 8", "from 1 to 1024") drifts
+# from the figure when the code changes. Say it without the number ("the keys", "log T_k"), glue it in a
+# glue:figure caption, or build the text from the drawing code (an explorer's ``alt``).
+TYPED_COUNT = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:[a-z-]+\s+)?"
+    r"(?:keys?|values?|weights?|tokens?|quer(?:y|ies)|bars?|points?|rows?|columns?|logits?|scores?|heads?)\b"
+    r"|\bquadrilateral|\blog\s*\d|(?<!float)(?<!int)\d{2,}", re.I)
+
+
+def figure_texts(text: str) -> list[str]:
+    """The alt texts and captions of a page's figures (code-cell metadata and glue:figure), glue roles and
+    math removed (a glued number is computed; math is checked by the notation rules)."""
+    found = [m.group(1) for m in re.finditer(r"^\s*:?alt:\s*(.*)$", text, re.M)]
+    found += [m.group(1) for m in re.finditer(r"caption: \|\n((?:\s{6,}.*\n)+)", text)]
+    found += [m.group(1) for m in re.finditer(r"```\{glue:figure\}[^\n]*\n(?::[^\n]*\n)*\n(.*?)```", text, re.S)]
+    return [re.sub(r"\$[^$]*\$", "", re.sub(r"\{glue:[a-z]+\}`[^`]*`", "", s)) for s in found]
+
+
+def typed_counts(text: str) -> list[str]:
+    return [m.group(0) for s in figure_texts(text) for m in TYPED_COUNT.finditer(s)]
+
+
+@pytest.mark.parametrize("page", [*PAGES, ROOT / "intro.md"], ids=lambda p: p.name)
+def test_captions_and_alt_texts_type_no_count(page):
+    found = typed_counts(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.name}: a caption or alt text types a count or size by hand: {found}"
+
+
+def test_explorer_alt_texts_type_no_count():
+    from attn.widgets.base import Explorer
+    import attn.widgets  # noqa: F401  (imports every explorer module)
+    import importlib, pkgutil
+
+    for mod in pkgutil.iter_modules(attn.widgets.__path__):
+        importlib.import_module(f"attn.widgets.{mod.name}")
+    explorers = {c for c in _subclasses(Explorer) if "alt" in vars(c)}
+    assert len(explorers) >= 5
+    found = {c.__name__: TYPED_COUNT.findall(c.alt) for c in explorers}
+    assert not any(found.values()), f"an explorer's alt text types a count by hand: {found}"
+
+
+def _subclasses(cls):
+    return {s for c in cls.__subclasses__() for s in (c, *_subclasses(c))}
+
+
+@pytest.mark.parametrize("bad", [
+    "  alt: \"Left: eight blue bars of softmax weights\"\n",
+    "  alt: \"entropy rising to log 8 at large tau\"\n",
+    "  alt: \"Log-log plot against the key width, from 1 to 1024.\"\n",
+    "    caption: |\n      Top right: the eight weights of a typical query.\n",
+    ":alt: Right, the value points joined into a grey quadrilateral.\n",
+    "```{glue:figure} fig\n:name: f\n\nThe four values and their hull.\n```\n",
+])
+def test_the_count_rule_catches_typed_counts(bad):
+    assert typed_counts(bad), bad
+
+
+def test_the_count_rule_passes_glued_and_symbolic_counts():
+    good = ("    caption: |\n      The weights of {glue:text}`p3_T8` keys; entropy up to $\\log T_k$; a float32 matrix.\n"
+            "  alt: \"Three panels. Left: blue bars, one per key.\"\n")
+    assert not typed_counts(good)

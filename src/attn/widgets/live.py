@@ -152,14 +152,17 @@ def make_widget(explorer) -> LiveWidget:
 
 
 _TEX = {r"\tau": "τ", r"\sqrt": "√", r"\cdot": "·", r"\top": "ᵀ", "{": "", "}": "", "$": "", "\\": ""}
-_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+_SUB = str.maketrans("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
+_SUB_CHARS = "0-9aehijklmnoprstuvx"  # the characters Unicode has subscripts for
 
 
 def plain_text(label: str) -> str:
-    """A matplotlib mathtext label as plain Unicode for SVG text: ``$k_{1}$`` -> ``k₁``, ``$\\tau=1$`` -> ``τ=1``."""
+    """A matplotlib mathtext label as plain Unicode for SVG text: ``$k_{1}$`` -> ``k₁``, ``$\\tau=1$`` -> ``τ=1``,
+    ``$d_k$`` -> ``dₖ``. A subscript Unicode cannot write (``x_F``) keeps its underscore."""
     import re
 
-    s = re.sub(r"_\{?(\d+)\}?", lambda m: m.group(1).translate(_SUB), label)
+    s = re.sub(rf"_(?:\{{([{_SUB_CHARS}]+)\}}|([{_SUB_CHARS}]))", lambda m: (m.group(1) or m.group(2)).translate(_SUB),
+               label)
     for tex, text in _TEX.items():
         s = s.replace(tex, text)
     return s

@@ -29,7 +29,7 @@ class ProjectionsExplorer(Explorer):
 
     Four tokens live in the plane (d_model = d_k = d_v = 2), rows of ``X`` (4, 2).
     Left: token ``x_t`` and its query ``q_t = x_t W_Q``, key ``k_t = x_t W_K`` and value ``v_t = x_t W_V``.
-    Middle: the weights token t puts on each token, softmax(q_t · k_j / √2), which W_V never touches.
+    Middle: the weights token t puts on each token, softmax(q_t · k_j / √d_k), which W_V never touches.
     Right: the value rows, their convex hull and the output ``o_t = Σ_j w_tj v_j``: only values get here.
     """
 
@@ -38,7 +38,7 @@ class ProjectionsExplorer(Explorer):
                 "scale_Q": 1.6, "scale_K": 1.6, "scale_V": 1.2}
     alt = ("Three panels. Left: one token vector in the plane with its query, key and value arrows, "
            "three different linear images of the same vector. Middle: the weights this token's query puts "
-           "on the four tokens' keys, as bars. Right: the four value vectors, the region they enclose, and "
+           "on every token's key, as bars. Right: the value vectors, the region they enclose, and "
            "the output, a star inside that region: the only vectors that reach the output are the values.")
 
     live_script = "projections.js"
@@ -147,7 +147,7 @@ class ProjectionsExplorer(Explorer):
             bar.set_width(w)
             text.set_position((w + 0.02, j))
             text.set_text(f"{w:.2f}")
-        self.ax_w.set_title(rf"weights of $q_{t + 1}$: softmax$(q_{t + 1}\cdot k_j/\sqrt{{2}})$", fontsize=10)
+        self.ax_w.set_title(rf"weights of $q_{t + 1}$: softmax$(q_{t + 1}\cdot k_j/\sqrt{{d_k}})$", fontsize=10)
 
         V = r["V"]
         order = np.argsort(np.arctan2(V[:, 1] - V[:, 1].mean(), V[:, 0] - V[:, 0].mean()))

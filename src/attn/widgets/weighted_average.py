@@ -22,9 +22,9 @@ class WeightedAverageExplorer(Explorer):
 
     q0, K0, V0 = figure3()
     defaults = {"q1": 1.0, "q2": 1.0, "key": 1, "kx": float(K0[0, 0]), "ky": float(K0[0, 1]), "tau": 1.0}
-    alt = ("Three panels. Left: the query and four keys as arrows in the plane. Middle: the softmax weight "
-           "of each key as a horizontal bar. Right: the four value vectors, the triangle or quadrilateral they span, "
-           "and the output, a weighted average that lies inside that shape.")
+    alt = ("Three panels. Left: the query and the keys as arrows in the plane. Middle: the softmax weight "
+           "of each key as a horizontal bar. Right: the value vectors, the polygon they span, "
+           "and the output, a weighted average that lies inside that polygon.")
 
     live_script = "weighted_average.js"
     live_title = "Proposition 1 explorer"
@@ -60,7 +60,7 @@ class WeightedAverageExplorer(Explorer):
             raise
 
     def live_data(self):
-        return {"V": self.V0, "colours": KEY_COLOURS, "hull": [0, 3, 1, 2]}
+        return {"V": self.V0, "colours": KEY_COLOURS, "hull": [0, 3, 1, 2], "d_k": int(self.K0.shape[1])}
 
     def live_state(self):
         return {**self.params, "K": self.K.tolist()}
@@ -81,7 +81,7 @@ class WeightedAverageExplorer(Explorer):
         """The query q (2,), its scores against the keys (4,), its weights (4,) and the output (2,)."""
         q = np.array([[self.params["q1"], self.params["q2"]]])  # (1, 2)
         out, w = attention(q, self.K, self.V0, tau=self.params["tau"])  # (1, 2), (1, 4); checks K first
-        s = scores(q, self.K)[0]  # (1, 2) @ (2, 4) / √2 -> (4,)
+        s = scores(q, self.K)[0]  # (1, 2) @ (2, 4) / √d_k -> (4,)
         return {"q": q[0], "scores": s, "weights": w[0], "output": out[0]}
 
     def live_values(self):
@@ -115,7 +115,7 @@ class WeightedAverageExplorer(Explorer):
         self.bar_text = [ax_w.text(0, i, "", va="center", fontsize=10) for i in range(4)]
 
         V = self.V0
-        ax_v.set(xlim=(-1.8, 3.8), ylim=(-0.8, 3.8), title=r"values and output $o = \sum_j w_j v_j$")
+        ax_v.set(xlim=(-1.8, 3.8), ylim=(-0.8, 3.8), title="values and output o = Σⱼ wⱼ vⱼ")
         hull = np.array([V[0], V[3], V[1], V[2], V[0]])  # the values' convex hull, in order around it
         ax_v.fill(hull[:, 0], hull[:, 1], color="0.92", zorder=0)
         ax_v.plot(hull[:, 0], hull[:, 1], color="0.6", lw=1)
@@ -144,7 +144,7 @@ class WeightedAverageExplorer(Explorer):
             text.set_text(f"{wi:.2f}")
         self.value_dots.set_sizes(40 + 400 * w)
         self.out_dot.set_data([o[0]], [o[1]])
-        self.ax_w.set_title(f"softmax(q·kⱼ / √2 / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
+        self.ax_w.set_title(f"softmax(q·kⱼ / √dₖ / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
 
     def controls(self):
         c = super().controls()

@@ -43,7 +43,8 @@ const EXPLORER = {
     ctx.lx = lx; ctx.rx = rx; ctx.my = my; ctx.gy = gy;
     const g3 = svg("g", {}, root), g4 = svg("g", {}, root);
     panelTitle(g3, 240, 318, `largest of ${T} weights (average)`);
-    panelTitle(g4, 700, 318, "gradient through the softmax: median ‖diag(w) − w wᵀ‖");
+    const gradTitle = panelTitle(g4, 700, 318, "softmax gradient: median ‖diag(w) − wwᵀ‖");
+    svg("tspan", {"baseline-shift": "sub", "font-size": "11px"}, gradTitle).textContent = "F";  // the Frobenius norm
     for (const [g, x, x0] of [[g3, lx, 60], [g4, rx, 520]]) {
       svg("rect", {x: x0, y: 330, width: 360, height: 210, class: "attn-frame"}, g);
       axis(g, x, data.d_k.map((_, i) => i).filter(i => i % 2 === 0), {at: 540, fmtTick: i => String(data.d_k[i])});

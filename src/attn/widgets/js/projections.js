@@ -96,7 +96,7 @@ const EXPLORER = {
       a.label.textContent = `${name}${n}`;
       setNum(ctx.cells[name][0], p[0], 3); setNum(ctx.cells[name][1], p[1], 3);
     }
-    ctx.weights.title.textContent = `weights of q${n}: softmax(q${n}·kⱼ / √2)`;
+    ctx.weights.title.textContent = `weights of q${n}: softmax(q${n}·kⱼ / √dₖ)`;
     setWeights(ctx.weights, r.a);
     r.a.forEach((w, j) => {
       setNum(ctx.wcells[j], w, 3);
@@ -116,7 +116,7 @@ const EXPLORER = {
     const n = r.t + 1, v2 = p => `(${fmt(p[0], 2)}, ${fmt(p[1], 2)})`;
     return `Token x${n} = ${v2(r.x)}. W_Q turns it by ${s.angle_Q}° and stretches it by ${s.scale_Q}: q${n} = ${v2(r.q)}; ` +
       `W_K by ${s.angle_K}° and ${s.scale_K}: k${n} = ${v2(r.k)}; W_V by ${s.angle_V}° and ${s.scale_V}: v${n} = ${v2(r.v)}. ` +
-      `The weights of q${n} on the four keys are ${r.a.map(w => fmt(w, 2)).join(", ")}; the output ${v2(r.o)} ` +
+      `The weights of q${n} on the keys are ${r.a.map(w => fmt(w, 2)).join(", ")}; the output ${v2(r.o)} ` +
       `is their average of the value vectors and lies inside the region they enclose.`;
   },
 };

@@ -60,7 +60,7 @@ const EXPLORER = {
     const head = html("tr", {}, t);
     ["", ...C.map((_, i) => `k${i + 1}`)].forEach(h => html("th", {scope: "col"}, head, h));
     ctx.cells = {};
-    for (const [row, label] of [["s", "score q·kⱼ/√2"], ["w", "weight wⱼ"]]) {
+    for (const [row, label] of [["s", "score q·kⱼ/√dₖ"], ["w", "weight wⱼ"]]) {
       const tr = html("tr", {}, t);
       html("th", {scope: "row"}, tr, label);
       ctx.cells[row] = C.map((_, i) => html("td", {"data-name": `${row}${i + 1}`}, tr));
@@ -84,7 +84,7 @@ const EXPLORER = {
   },
 
   compute(s, data) {
-    const c = 1 / Math.sqrt(2);
+    const c = 1 / Math.sqrt(data.d_k);  // d_k from the Python explorer's keys
     const q = [s.q1, s.q2];
     const scores = s.K.map(k => dot(q, k) * c);  // q · kⱼ / √d_k
     const w = softmax(scores, s.tau);
@@ -107,7 +107,7 @@ const EXPLORER = {
     q.handle.setAttribute("cx", sx(s.q1)); q.handle.setAttribute("cy", sy(s.q2));
     setPoint(q.handle, s.q1, s.q2, `q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)})`);
     q.label.setAttribute("x", sx(s.q1 * 1.08) + 6); q.label.setAttribute("y", sy(s.q2 * 1.08) - 6);
-    ctx.weights.title.textContent = `softmax(q·kⱼ / √2 / τ), τ = ${s.tau.toPrecision(3)}`;
+    ctx.weights.title.textContent = `softmax(q·kⱼ / √dₖ / τ), τ = ${s.tau.toPrecision(3)}`;
     setWeights(ctx.weights, r.w);
     r.w.forEach((w, i) => {
       setNum(ctx.cells.w[i], w, 3);
