@@ -1,0 +1,178 @@
+"""Claims of the mathematics and practice pages that an independent read found stated too narrowly or checked
+vacuously, each kept true here for more than the one case the page draws.
+
+- Masking (mathematics-attention): overwriting, row by row, every key and value a query may not read leaves
+  that query's output bit for bit unchanged; the same check fails on implementations that let masked keys in.
+- The direct reshape (practice-build): each token fills h consecutive (head, row) slots; with the matching
+  wrong merge the layer reads h diagonal blocks of T/h tokens; with the correct merge it reads the future.
+  True for every h that divides T, not only the h = 2 the page draws.
+- Page rules: book machinery (``attn.book_index``) runs in hidden cells; heads are counted from 0, as in code.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attn
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([*ROOT.glob("chapters/*.md"), *ROOT.glob("exercises/*.md"), ROOT / "intro.md"])
+
+
+# ---------------------------------------------------------------- masking, row by row
+def forbidden_keys_ignored(attend, Q, K, V, mask) -> bool:
+    """The page's check: for each query i, keys pointing at q_i (or away) and huge values where mask[i] is False."""
+    out = attend(Q, K, V, mask)
+    for i in range(Q.shape[0]):
+        for sign in (1.0, -1.0):
+            K_junk, V_junk = K.copy(), V.copy()
+            K_junk[~mask[i]] = sign * 1e3 * Q[i]
+            V_junk[~mask[i]] = 1e6
+            if not np.array_equal(attend(Q, K_junk, V_junk, mask)[i], out[i]):
+                return False
+    return True
+
+
+def _attn(Q, K, V, mask):
+    return attn.attention(Q, K, V, mask=mask).output
+
+
+def _mask_ignored(Q, K, V, mask):
+    return attn.attention(Q, K, V).output
+
+
+def _finite_penalty(Q, K, V, mask, L=30.0):
+    S = attn.scores(Q, K) + np.where(mask, 0.0, -L)
+    return attn.softmax(S) @ V
+
+
+def _zeroed_after_softmax(Q, K, V, mask):
+    """Zeroes the forbidden weights after an unmasked softmax: forbidden keys still set the denominator."""
+    return (attn.softmax(attn.scores(Q, K)) * mask) @ V
+
+
+def _random_masked_problem(seed):
+    rng = np.random.default_rng(seed)
+    T_q, T_k = 5, 7
+    Q, K, V = rng.normal(size=(T_q, 4)), rng.normal(size=(T_k, 4)), rng.normal(size=(T_k, 3))
+    mask = rng.random((T_q, T_k)) < 0.5
+    for i in range(T_q):                                  # each row: at least one key readable, one forbidden
+        readable, forbidden = rng.choice(T_k, 2, replace=False)
+        mask[i, readable], mask[i, forbidden] = True, False
+    return Q, K, V, mask
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_masking_check_passes_for_attn(seed):
+    Q, K, V, mask = _random_masked_problem(seed)
+    assert forbidden_keys_ignored(_attn, Q, K, V, mask)
+
+
+@pytest.mark.parametrize("leaky", [_mask_ignored, _finite_penalty, _zeroed_after_softmax])
+def test_masking_check_fails_when_masking_leaks(leaky):
+    Q, K, V, mask = _random_masked_problem(0)
+    assert not forbidden_keys_ignored(leaky, Q, K, V, mask)
+
+
+# ---------------------------------------------------------------- the reshape that mixes tokens and heads
+def split_right(M, h):
+    T, D = M.shape
+    return M.reshape(T, h, D // h).transpose(1, 0, 2)
+
+
+def merge_right(H):
+    h, T, d = H.shape
+    return H.transpose(1, 0, 2).reshape(T, h * d)
+
+
+def split_wrong(M, h):
+    T, D = M.shape
+    return M.reshape(h, T, D // h)
+
+
+def merge_wrong(H):
+    h, T, d = H.shape
+    return H.reshape(T, h * d)
+
+
+def mha_np(X, Ws, h, mask, split, merge):
+    W_Q, W_K, W_V, W_O = Ws
+    Q, K, V = split(X @ W_Q, h), split(X @ W_K, h), split(X @ W_V, h)
+    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])
+    S = np.where(mask, S, -np.inf)
+    W = np.exp(S - S.max(axis=-1, keepdims=True))
+    return merge((W / W.sum(axis=-1, keepdims=True)) @ V) @ W_O
+
+
+def dependencies(X, Ws, h, split, merge, rng):
+    T, d_model = X.shape
+    causal = attn.causal_mask(T)
+    base = mha_np(X, Ws, h, causal, split, merge)
+    reads = np.zeros((T, T), dtype=bool)
+    for s in range(T):
+        X_edit = X.copy()
+        X_edit[s] += rng.normal(size=d_model)
+        reads[:, s] = np.abs(mha_np(X_edit, Ws, h, causal, split, merge) - base).max(axis=1) > 1e-9
+    return reads
+
+
+@pytest.mark.parametrize("T, h", [(4, 2), (6, 2), (6, 3), (8, 4), (9, 3)])
+def test_direct_reshape_puts_each_token_in_h_consecutive_slots(T, h):
+    d_k = 3
+    X_lab = 100 * np.arange(T)[:, None] + np.arange(h * d_k)[None, :]   # entry 100 t + f
+    slots = (split_wrong(X_lab, h)[:, :, 0] // 100).ravel()           # source token of each (head, row) slot
+    np.testing.assert_array_equal(slots, np.repeat(np.arange(T), h))
+    for a in range(h):                                                # head a holds tokens aT/h .. (a+1)T/h - 1
+        assert set((split_wrong(X_lab, h)[a] // 100).ravel()) == set(range(a * T // h, (a + 1) * T // h))
+
+
+@pytest.mark.parametrize("T, h", [(6, 2), (6, 3), (8, 4)])
+def test_wrong_split_dependencies_for_any_h_dividing_T(T, h):
+    rng = np.random.default_rng(T * 10 + h)
+    d_model = 2 * h
+    X = rng.normal(size=(T, d_model))
+    Ws = [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
+    t, s = np.indices((T, T))
+    allowed = s <= t
+    assert np.array_equal(dependencies(X, Ws, h, split_right, merge_right, rng), allowed)
+    blocks = allowed & (s // (T // h) == t // (T // h))                # h lower triangles on the diagonal
+    assert np.array_equal(dependencies(X, Ws, h, split_wrong, merge_wrong, rng), blocks)
+    assert (dependencies(X, Ws, h, split_wrong, merge_right, rng) & ~allowed).any()   # reads the future
+
+
+# ---------------------------------------------------------------- page rules
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+HIDDEN = re.compile(r"^:tags:\s*\[[^\]]*\b(remove-cell|remove-input|hide-input|hide-cell)\b", re.M)
+
+
+def visible_book_machinery(text: str) -> list[str]:
+    return [cell.split("\n")[0][:70] for cell in CELL.findall(text)
+            if re.search(r"\bbook_index\.", cell) and not HIDDEN.search(cell)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_book_machinery_runs_in_hidden_cells(page):
+    assert visible_book_machinery(page.read_text()) == []
+
+
+def test_the_machinery_rule_catches_a_visible_cell():
+    shown = "```{code-cell} ipython3\nlabels = book_index.find_labels()\n```\n"
+    hidden = "```{code-cell} ipython3\n:tags: [remove-cell]\n\nlabels = book_index.find_labels()\n```\n"
+    assert visible_book_machinery(shown) and not visible_book_machinery(hidden)
+
+
+ONE_BASED_HEADS = re.compile(r"\\text\{head\}_1\b|\\text\{head\}_h\b|\\text\{head\}_\{h\}")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_heads_are_counted_from_zero(page):
+    # Code and prose say "head 0" and slice columns a·d_k … (a+1)·d_k − 1: formulas count heads the same way.
+    assert ONE_BASED_HEADS.findall(page.read_text()) == []
+
+
+def test_the_head_rule_catches_one_based_heads():
+    assert ONE_BASED_HEADS.findall(r"[\text{head}_1, \dots, \text{head}_h]")
+    assert not ONE_BASED_HEADS.findall(r"[\text{head}_0, \dots, \text{head}_{h-1}]")
