@@ -130,6 +130,8 @@ def _attn_variant(scale="sqrt", axis=-1, kt=True, transpose_w=False, mask_mode="
         d_k = Q.shape[-1]
         S = Q @ (K.T if kt else K)  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
         S = S / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": d_k}[scale]
+        if mask is not None and mask_mode == "ignore":
+            mask = None  # the mask argument is accepted and never used
         if mask is not None:
             mask = np.asarray(mask, dtype=bool)
             if mask_mode == "inf":
@@ -192,6 +194,9 @@ E02 = register(Item(
             Mistake("weights_t", lambda ns: _attn_variant(transpose_w=True),
                     "You multiplied the transposed weights by V. The output is weights @ V: row i mixes the value "
                     "rows with query i's weights."),
+            Mistake("no_mask", lambda ns: _attn_variant(mask_mode="ignore"),
+                    "Your output is the same with and without the mask: the mask is never applied. Apply it to "
+                    "the scores before the softmax, S = np.where(mask, S, -np.inf), when mask is not None."),
             Mistake("mask_polarity", lambda ns: _attn_variant(mask_mode="polarity"),
                     "Your mask has the wrong polarity: in this book True means \"may read\". Keep the score where the "
                     "mask is True and put -∞ where it is False: np.where(mask, S, -np.inf)."),
@@ -673,6 +678,9 @@ E09 = register(Item(
                      H.shape[1], H.shape[0] * H.shape[2])),
                          "The right shape, but the entries are in the wrong places: move the token axis first "
                          "(.transpose(1, 0, 2) gives (T, h, d_k)), then reshape to (T, h·d_k)."),
+                 Mistake("transpose_no_reshape", lambda ns: (lambda H: np.asarray(H).transpose(1, 0, 2)),
+                         "Half way: you moved the token axis first, (T, h, d_k), but a reshape is missing. "
+                         ".reshape(T, h·d_k) then puts each token's h heads side by side in one row."),
                  Mistake("stacked", lambda ns: (lambda H: np.concatenate(list(np.asarray(H)), axis=0)),
                          "You stacked the heads on top of each other (h·T rows). They go side by side: row t is "
                          "concat(H[0, t], …, H[h−1, t])."),

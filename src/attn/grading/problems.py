@@ -333,6 +333,9 @@ def _causal_parts() -> list[Part]:
                          "This output comes from unmasked weights: the future leaked in. Mask before the softmax."),
                  Mistake("mask_after", lambda ns: np.where(attn.causal_mask(T(ns)), full(ns), 0.0) @ ns.V,
                          "This output comes from weights masked after the softmax (rows not summing to 1)."),
+                 Mistake("zero_not_inf", lambda ns: attn.softmax(np.where(attn.causal_mask(T(ns)), ns.S, 0.0)) @ ns.V,
+                         "This output comes from masked scores set to 0, and exp(0) = 1 still gives the future keys "
+                         "weight. Set them to -∞ (exp(-∞) = 0), take the softmax, then multiply by V."),
                  Mistake("weights_t", lambda ns: _causal_weights(ns).T @ ns.V,
                          "You used the transposed weights. The output is weights @ V."),
              ]),
