@@ -156,3 +156,35 @@ def test_a_function_with_the_wrong_arrangement_is_not_told_about_brackets():
     it = get_item("E09")
     fb = it.judge("split_heads", lambda X, h: np.asarray(X).reshape(-1))
     assert not fb.correct and "brackets" not in fb.message
+
+
+# ----------------------------------------------------------------------------- C: statements quote the items
+def test_statement_values_come_from_the_items_declarations():
+    from attn.grading import exercises as ex
+    from attn.grading.learner import glued_for_learner, statement_value
+
+    assert statement_value("tol_B05_simulated_rtol") == get_item("B05").part("simulated").rtol
+    assert glued_for_learner("tol_B05_simulated_rtol:.0%") == f"{get_item('B05').part('simulated').rtol:.0%}"
+    assert statement_value("tol_E07_variances_rtol") == get_item("E07").part("variances").rtol
+    assert statement_value("tol_E07_slope_atol") == get_item("E07").part("slope").atol
+    assert statement_value("data_E07_sigma_k") == ex.E07_SIGMA_K
+    assert statement_value("data_E08_target") == ex.E08_TARGET and statement_value("const_E08_WTOL") == ex.E08_WTOL
+
+
+def test_messages_quote_the_data_they_are_about():
+    """E05, E07, E08 and E10 messages are built from the items' data, not typed (review 4, C2-C5)."""
+    from attn.grading import exercises as ex
+
+    e05 = get_item("E05").context()
+    too_wide = next(m for m in get_item("E05").part("window_mask").mistakes if m.key == "too_wide")
+    assert f"holds {e05.window + 1} positions" in too_wide.hint and f"i − {e05.window - 1} ≤ j ≤ i" in too_wide.hint
+    shifted = next(m for m in get_item("E05").part("pad_mask").mistakes if m.key == "shifted")
+    assert f"{e05.n_real} tokens are real" in shifted.hint
+    no_logs = next(m for m in get_item("E07").part("slope").mistakes if m.key == "no_logs")
+    assert f"σ_k² = {ex.E07_SIGMA_K ** 2:g}" in no_logs.hint
+    assert any(f"{ex.E07_RTOL:.0%}" in h for h in get_item("E07").hints)
+    assert any(f"within {ex.E08_WTOL:g} of {ex.E08_TARGET:g}" in h for h in get_item("E08").hints)
+    e10 = get_item("E10").context()
+    overflow = next(m for m in get_item("E10").part("cause").mistakes if m.key == "overflow")
+    bound = int(overflow.hint.split("above ")[1].split(" ")[0])
+    assert np.abs(attn.scores(e10.Q, e10.K)).max() <= bound

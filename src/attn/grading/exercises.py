@@ -351,6 +351,15 @@ def e05_data(rng=None) -> dict:
     return {"T": 5, "window": 3, "n_real": 3}
 
 
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+_E05 = SimpleNamespace(**e05_data())  # the messages below quote these numbers
+_W1 = _E05.window - 1  # how far back the window reaches
+_E05_WINDOW = f"i − {_W1} ≤ j ≤ i"
+_E05_BEFORE = "the token before it" if _W1 == 1 else f"the {_WORDS.get(_W1, _W1)} tokens before it"
+_E05_LAST = _E05.T - 1
+_E05_REAL = ", ".join(str(j) for j in range(_E05.n_real))
+
+
 def _mask_parts() -> list[Part]:
     def band(ns, lo, hi):  # lo <= i - j <= hi
         i, j = np.arange(ns.T)[:, None], np.arange(ns.T)[None, :]
@@ -361,26 +370,29 @@ def _mask_parts() -> list[Part]:
 
     return [
         Part("window_mask", lambda ns: attn.causal_mask(ns.T) & _window(ns.T, ns.window), kind="mask",
-             what="the window mask (T × T)", praise="Each token reads itself and the two tokens before it.",
+             what="the window mask (T × T)", praise=f"Each token reads itself and {_E05_BEFORE}.",
              mistakes=[
                  Mistake("polarity", lambda ns: ~(attn.causal_mask(ns.T) & _window(ns.T, ns.window)),
                          "The polarity is reversed: True means \"may read\". Put True where the query may read the key."),
                  Mistake("causal_only", lambda ns: attn.causal_mask(ns.T),
                          "That is the plain causal mask: every token reads all of its past. The rule allows only the "
-                         "last 3 positions, itself included (i − 2 ≤ j ≤ i)."),
+                         f"last {_E05.window} positions, itself included ({_E05_WINDOW})."),
                  Mistake("not_causal", lambda ns: band(ns, -(ns.window - 1), ns.window - 1),
-                         "Your window reaches into the future too (|i − j| ≤ 2). The rule reads only backwards: j ≤ i."),
+                         f"Your window reaches into the future too (|i − j| ≤ {_W1}). The rule reads only backwards: "
+                         "j ≤ i."),
                  Mistake("shifted_back", lambda ns: band(ns, 1, ns.window),
                          "Shifted by one: your window leaves out the token itself and reaches one step further back. "
-                         "The rule is i − 2 ≤ j ≤ i, the diagonal included."),
+                         f"The rule is {_E05_WINDOW}, the diagonal included."),
                  Mistake("too_wide", lambda ns: band(ns, 0, ns.window),
-                         "Shifted by one: your window holds 4 positions. Itself and the two before it make 3 "
-                         "(i − 2 ≤ j ≤ i)."),
+                         f"Shifted by one: your window holds {_E05.window + 1} positions. Itself and "
+                         f"{_E05_BEFORE} make {_E05.window} ({_E05_WINDOW})."),
                  Mistake("too_narrow", lambda ns: band(ns, 0, ns.window - 2),
-                         "Your window holds 2 positions; the rule asks for 3: the token itself and the two before it."),
+                         f"Your window holds {_E05.window - 1} positions; the rule asks for {_E05.window}: the token "
+                         f"itself and {_E05_BEFORE}."),
                  Mistake("transposed", lambda ns: (attn.causal_mask(ns.T) & _window(ns.T, ns.window)).T,
                          "That is the transpose: rows are queries (the reader), columns are keys (the read). "
-                         "Row i has True in columns i − 2, i − 1 and i."),
+                         "Row i has True in columns "
+                         f"{', '.join(f'i − {k}' for k in range(_W1, 0, -1))} and i."),
              ]),
         Part("pad_mask", pad, kind="mask", what="the padding mask (T × T)",
              praise="Every token, padding included, reads the real tokens and no padding.",
@@ -396,7 +408,8 @@ def _mask_parts() -> list[Part]:
                          "simply ignored later."),
                  Mistake("shifted", lambda ns: np.broadcast_to(np.arange(ns.T)[None, :] < ns.n_real - 1,
                                                                 (ns.T, ns.T)).copy(),
-                         "Shifted by one: 3 tokens are real (positions 0, 1, 2), so 3 columns are True."),
+                         f"Shifted by one: {_E05.n_real} tokens are real (positions {_E05_REAL}), so "
+                         f"{_E05.n_real} columns are True."),
                  Mistake("causal", lambda ns: attn.causal_mask(ns.T) & pad(ns),
                          "You added a causal rule, but this encoder reads in both directions: only padding is masked."),
              ]),
@@ -411,9 +424,10 @@ E05 = register(Item(
         "\"query i may read key j\".",
         "Index grids help: i = np.arange(T)[:, None], j = np.arange(T)[None, :]. Then a rule is a comparison, "
         "for example j <= i for the causal mask.",
-        "The window: j ≤ i and j ≥ i − 2. Check row 0 (only column 0), row 2 (columns 0, 1, 2) and row 4 "
-        "(columns 2, 3, 4).",
-        "Padding: only the keys are masked, so the mask depends on j alone: j < 3 in every row.",
+        f"The window: j ≤ i and j ≥ i − {_W1}. Check row 0 (only column 0), row {_W1} (columns "
+        f"{', '.join(str(j) for j in range(_W1 + 1))}) and row {_E05_LAST} (columns "
+        f"{', '.join(str(j) for j in range(_E05_LAST - _W1, _E05_LAST + 1))}).",
+        f"Padding: only the keys are masked, so the mask depends on j alone: j < {_E05.n_real} in every row.",
     ),
 ))
 
@@ -498,10 +512,12 @@ E06 = register(Item(
 
 E07_DKS = (4, 16, 64, 256)
 E07_SIGMA_K = 2.0  # keys' standard deviation: Var(q·k) = σ_k² d_k, so a fit without logs gives σ_k², not 1
+E07_N = 20_000
+E07_RTOL, E07_SLOPE_ATOL = 0.08, 0.1  # the checker's tolerances (quoted by the page and the hints)
 
 
 def e07_data(rng=None) -> dict:
-    return {"d_ks": E07_DKS, "n": 20_000, "sigma_k": E07_SIGMA_K}
+    return {"d_ks": E07_DKS, "n": E07_N, "sigma_k": E07_SIGMA_K}
 
 
 def _dot_var(ns) -> np.ndarray:
@@ -521,7 +537,7 @@ E07 = register(Item(
     id="E07", title="Var(q·k) grows linearly with the head width: a simulation", page="exercises/e07-variance", kind="exercise",
     data=e07_data,
     parts=[
-        Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=0.08, atol=0.0,
+        Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=E07_RTOL, atol=0.0,
              praise="The variance tracks σ_k² d_k: a dot product of d_k independent terms.",
              mistakes=[
                  Mistake("std", lambda ns: np.sqrt(_dot_var(ns)),
@@ -539,7 +555,7 @@ E07 = register(Item(
                          "These are the variances for keys of standard deviation σ_k², not σ_k: scale the standard "
                          "normal draws by sigma_k itself (NumPy's scale is a standard deviation)."),
              ]),
-        Part("slope", lambda ns: 1.0, what="the log-log slope, a number", atol=0.1,
+        Part("slope", lambda ns: 1.0, what="the log-log slope, a number", atol=E07_SLOPE_ATOL,
              uses=("variances",), step=_log_log_slope,
              praise="Slope 1: Var(q·k) ∝ d_k, which is why the scores are divided by √d_k.",
              mistakes=[
@@ -553,15 +569,17 @@ E07 = register(Item(
                  Mistake("mixed_logs", lambda ns: math.log(2) / math.log(10), _MIXED_LOGS),
                  Mistake("mixed_logs_inverse", lambda ns: math.log(10) / math.log(2), _MIXED_LOGS),
                  Mistake("no_logs", lambda ns: ns.sigma_k ** 2,
-                         "That is the slope of the variance against d_k itself (σ_k² = 4 per unit of d_k). The "
+                         f"That is the slope of the variance against d_k itself (σ_k² = {E07_SIGMA_K ** 2:g} per unit "
+                         "of d_k). The "
                          "question asks for the slope on log-log axes: fit np.log(variances) against np.log(d_ks)."),
              ]),
     ],
     hints=(
         "For one d_k: q = rng.standard_normal((n, d_k)) and k = sigma_k * rng.standard_normal((n, d_k)); the n dot "
         "products are (q * k).sum(axis=1).",
-        "np.var of those n numbers estimates Var(q·k). Repeat for each d_k in (4, 16, 64, 256).",
-        "With n = 20,000 the estimates wobble by one or two per cent: the checker allows 8 %.",
+        f"np.var of those n numbers estimates Var(q·k). Repeat for each d_k in {E07_DKS}.",
+        f"With n = {E07_N:,} the estimates wobble a little from one run to the next: the checker allows "
+        f"{E07_RTOL:.0%} on each variance and {E07_SLOPE_ATOL:g} on the slope.",
         "The slope: a straight-line fit (np.polyfit with degree 1) of the logarithm of the variances against the "
         "logarithm of d_k; its first coefficient.",
     ),
@@ -594,6 +612,8 @@ def _tau_atol(s, target, weight_tol) -> float:
 
 
 E08_S2, E08_S4, E08_TARGET, E08_WTOL = (2.0, 0.0), (2.0, 1.0, 0.5, 0.0), 0.9, 0.005
+_D2 = f"{E08_S2[0] - E08_S2[1]:g}"  # the gap Δ of the two scores, as the messages quote it
+_W = f"{E08_TARGET:g}"
 
 
 E08 = register(Item(
@@ -602,18 +622,20 @@ E08 = register(Item(
     parts=[
         Part("tau_two", lambda ns: _solve_tau(ns.s2, ns.target), what="τ, a number",
              atol=_tau_atol(E08_S2, E08_TARGET, E08_WTOL),
-             praise="With two keys the largest weight is σ(Δ/τ), so τ = Δ / ln(w/(1 − w)).",
+             praise="With two keys the largest weight is 1/(1 + e^{−Δ/τ}) for the gap Δ of the scores, so "
+                    "τ = Δ / ln(w/(1 − w)).",
              mistakes=[
                  Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s2, ns.target),
                          "That τ would be right if the temperature multiplied the scores. It divides: "
-                         "softmax(s / τ). Solve 1 / (1 + exp(−2/τ)) = 0.9 for τ."),
+                         f"softmax(s / τ). Solve 1 / (1 + exp(−{_D2}/τ)) = {_W} for τ."),
                  Mistake("log_target", lambda ns: 2.0 / math.log(1.0 / (1.0 - ns.target)),
-                         "Close, but e^{−2/τ} is not 1 − 0.9. Rearrange 1 / (1 + e^{−2/τ}) = 0.9 one step at a "
-                         "time: first 1 + e^{−2/τ} = 1/0.9, then e^{−2/τ} on its own, then the logarithm."),
+                         f"Close, but e^{{−{_D2}/τ}} is not 1 − {_W}. Rearrange 1 / (1 + e^{{−{_D2}/τ}}) = {_W} one "
+                         f"step at a time: first 1 + e^{{−{_D2}/τ}} = 1/{_W}, then e^{{−{_D2}/τ}} on its own, then "
+                         "the logarithm."),
              ]),
         Part("tau", lambda ns: _solve_tau(ns.s4, ns.target), what="τ, a number",
              atol=_tau_atol(E08_S4, E08_TARGET, E08_WTOL),
-             praise="The largest weight falls as τ grows, so one bisection finds the τ that gives 0.9.",
+             praise=f"The largest weight falls as τ grows, so one bisection finds the τ that gives {_W}.",
              mistakes=[
                  Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s4, ns.target),
                          "That τ would be right if the temperature multiplied the scores. It divides: softmax(s / τ)."),
@@ -623,12 +645,13 @@ E08 = register(Item(
              ]),
     ],
     hints=(
-        "Two keys with scores 2 and 0: the largest weight is e^{2/τ} / (e^{2/τ} + 1) = 1 / (1 + e^{−2/τ}).",
-        "Set that to 0.9 and get e^{−2/τ} on its own first (it is a ratio of the two weights); then take "
+        f"Two keys with scores {E08_S2[0]:g} and {E08_S2[1]:g}: the largest weight is e^{{{_D2}/τ}} / "
+        f"(e^{{{_D2}/τ}} + 1) = 1 / (1 + e^{{−{_D2}/τ}}).",
+        f"Set that to {_W} and get e^{{−{_D2}/τ}} on its own first (it is a ratio of the two weights); then take "
         "logarithms and solve for τ.",
         "Four keys: there is no formula, but the largest weight falls steadily as τ grows. Try τ = 0.1 and τ = 10, "
-        "then halve the interval (bisection) until the weight is 0.9 to three decimals.",
-        "The checker looks at the weight your τ gives: within 0.005 of 0.9 counts as right.",
+        f"then halve the interval (bisection) until the weight is {_W} to three decimals.",
+        f"The checker looks at the weight your τ gives: within {E08_WTOL:g} of {_W} counts as right.",
     ),
 ))
 
@@ -708,6 +731,11 @@ def e10_data(rng=None) -> dict:
     return {"Q": Q, "K": K, "V": V, "mask": mask}
 
 
+_E10 = SimpleNamespace(**e10_data())
+_E10_BOUND = math.ceil(float(np.abs(attn.scores(_E10.Q, _E10.K)).max()))  # every score is at most this in size
+_E10_DK = _E10.Q.shape[1]
+
+
 def _safe(Q, K, V, mask=None):
     return attn.attention(Q, K, V, mask=mask, empty_rows="zero").output
 
@@ -752,10 +780,12 @@ E10 = register(Item(
              praise="A fully masked row leaves nothing to normalise: Σ exp = 0, and 0/0 = NaN.",
              mistakes=[
                  Mistake("overflow", lambda ns: 1.0,
-                         "Look at the sizes: every score here is below 3 in size, and exp(3) ≈ 20 is far from "
-                         "overflowing. Print the scores of row 0 after masking."),
+                         f"Look at the sizes: no score here is above {_E10_BOUND} in size, and exp({_E10_BOUND}) ≈ "
+                         f"{math.exp(_E10_BOUND):.0f} is far from overflowing. Print the scores of row 0 after "
+                         "masking."),
                  Mistake("scale", lambda ns: 3.0,
-                         "d_k = 2 here, so the scale is 1/√2, a finite number. Print the row of scores that gives NaN."),
+                         f"d_k = {_E10_DK} here, so the scale is 1/√{_E10_DK}, a finite number. Print the row of "
+                         "scores that gives NaN."),
                  Mistake("values", lambda ns: 4.0,
                          "V holds small whole numbers, no NaN (np.isnan(V).any() is False). Only row 0 of the output "
                          "is NaN: what is special about query 0?"),
@@ -791,4 +821,5 @@ E10 = register(Item(
 ))
 
 
-__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E07_DKS", "E07_SIGMA_K"]
+__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E07_DKS", "E07_SIGMA_K", "E07_N",
+           "E07_RTOL", "E07_SLOPE_ATOL"]
