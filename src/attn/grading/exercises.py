@@ -301,7 +301,7 @@ def _perm_parts() -> list[Part]:
         return _self_out(ns.X)
 
     return [
-        Part("permuted_output", lambda ns: _self_out(ns.X[P(ns)]), what="the output for X[perm], (T, d)", decimals=2,
+        Part("permuted_output", lambda ns: _self_out(ns.X[P(ns)]), what="the output for X[perm], (T, d_model)", decimals=2,
              praise="It is O[perm]: the outputs move with the tokens (equivariance).",
              mistakes=[
                  Mistake("unpermuted", O,
@@ -314,7 +314,7 @@ def _perm_parts() -> list[Part]:
                          "Your queries and keys moved but the values did not. All three come from the same tokens."),
              ]),
         Part("kv_permuted_output", lambda ns: attn.attention(ns.X, ns.X[P(ns)], ns.X[P(ns)]).output,
-             what="the output when only the keys and values are permuted, (T, d)", decimals=2,
+             what="the output when only the keys and values are permuted, (T, d_model)", decimals=2,
              praise="It is O itself: permuting keys and values together changes nothing (invariance).",
              mistakes=[
                  Mistake("permuted_rows", lambda ns: O(ns)[P(ns)],
@@ -498,7 +498,8 @@ E06 = register(Item(
     id="E06", title="The FLOPs and bytes of the score matrix", page="exercises/e06-cost", kind="exercise",
     data=e06_data, parts=_e06_parts(),
     hints=(
-        "S = Q Kᵀ is T × T. Each entry is a dot product of two d_k-vectors: d_k multiplications and d_k additions.",
+        "The raw products Q Kᵀ (the scores before the 1/√d_k scale) form a T × T matrix. Each entry is a dot "
+        "product of two d_k-vectors: d_k multiplications and d_k additions.",
         "Operations: count the entries of S, count the operations one entry needs, and multiply the two.",
         "Bytes: how many numbers does S hold, and how many bytes does one float32 number take? Does d_k change "
         "the size of S?",
