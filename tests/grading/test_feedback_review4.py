@@ -188,3 +188,38 @@ def test_messages_quote_the_data_they_are_about():
     overflow = next(m for m in get_item("E10").part("cause").mistakes if m.key == "overflow")
     bound = int(overflow.hint.split("above ")[1].split(" ")[0])
     assert np.abs(attn.scores(e10.Q, e10.K)).max() <= bound
+
+
+# ----------------------------------------------------------------------------- C6: the case descriptions stay true
+def _page_text(name):
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / "exercises" / f"{name}.md").read_text(encoding="utf-8")
+
+
+def test_e01_page_describes_its_cases():
+    """e01-softmax.md: "vectors and matrices, τ = 1, 0.5 and 2, logits of ±10⁴, and a float32 matrix"."""
+    assert "$\\tau = 1$, $0.5$ and $2$, logits of\n$\\pm 10^4$, and a float32 matrix" in _page_text("e01-softmax")
+    cases = get_item("E01").cases("softmax")
+    assert {np.asarray(c[0]).ndim for c in cases} == {1, 2}
+    assert {float(c[1]) if len(c) > 1 else 1.0 for c in cases} == {1.0, 0.5, 2.0}
+    assert max(float(np.abs(c[0]).max()) for c in cases) == 1e4
+    assert any(np.asarray(c[0]).dtype == np.float32 and np.asarray(c[0]).ndim == 2 for c in cases)
+
+
+def test_e02_page_describes_its_cases():
+    """e02-attention.md: the page's matrices with and without the mask, a causal mask on four tokens,
+    cross-attention with T_q = 2 ≠ T_k = 3, scores in the thousands, and float32 inputs."""
+    text = " ".join(_page_text("e02-attention").split())
+    assert ("these matrices with and without the mask, a causal mask on four tokens, cross-attention with "
+            "$T_q = 2 \\ne T_k = 3$, scores in the thousands, and float32 inputs") in text
+    it = get_item("E02")
+    ns = it.context()
+    cases = it.cases("scaled_dot_product_attention")
+    shapes = [(np.shape(c[0])[0], np.shape(c[1])[0]) for c in cases]
+    assert any(len(c) == 3 and np.array_equal(c[0], ns.Q) for c in cases)
+    assert any(len(c) == 4 and np.array_equal(c[0], ns.Q) and np.array_equal(c[3], ns.mask) for c in cases)
+    assert any(len(c) == 4 and np.array_equal(c[3], attn.causal_mask(4)) for c in cases)
+    assert (2, 3) in shapes
+    assert any(1e3 <= np.abs(attn.scores(c[0], c[1])).max() < 1e5 for c in cases)
+    assert any(np.asarray(c[0]).dtype == np.float32 for c in cases)
