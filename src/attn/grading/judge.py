@@ -232,10 +232,12 @@ def _row_sums_off(arr: np.ndarray, expected: np.ndarray, part, counts_from: int)
     if not bad.size:
         return None
     i = int(bad[0])
+    first = f"row {i + counts_from} sums to {sums[i]:.3f}"
     which = (f"Row {i + counts_from} of your weights sums to {sums[i]:.3f}" if bad.size == 1 else
-             f"{bad.size} of your {len(sums)} rows do not sum to 1 (row {i + counts_from} sums to {sums[i]:.3f})")
+             f"None of your {len(sums)} rows sums to 1 ({first})" if bad.size == len(sums) else
+             f"{bad.size} of your {len(sums)} rows do not sum to 1 ({first})")
     half = 0.5 * 10.0 ** -part.decimals
-    return (f"Close, entry by entry, but not yet right: {which}. Each row ({_row_is(part)}) is a softmax and "
+    return (f"Close, entry by entry, but not yet right. {which}. Each row ({_row_is(part)}) is a softmax and "
             f"sums to 1; rounding its {n} entries to {part.decimals} decimals moves the sum by at most "
             f"{n} × {half:g} = {n * half:.{part.decimals + 1}f}, so more than rounding is off. If you cut the "
             f"digits off (truncated), round to the nearest instead; otherwise redo that row with more digits in "
