@@ -96,8 +96,6 @@ def test_every_honest_rounding_route_passes(item_id, seed, data):
     normaliser = data.draw(st.sampled_from([None, 2, 3]), label="normaliser_decimals")
     route = _route(it, seed, decimals, exp_decimals, normaliser)
     for name, value in route.items():
-        if name != "weights":
-            continue  # the rows-sum check concerns the weights; other parts are covered by test_follow_through
         for given_ in (None, route):
             fb = it.judge(name, value, seed, given=given_)
             assert fb.correct, (item_id, seed, decimals, exp_decimals, normaliser, fb.message)
