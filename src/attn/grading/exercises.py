@@ -623,7 +623,7 @@ E08 = register(Item(
     parts=[
         Part("tau_two", lambda ns: _solve_tau(ns.s2, ns.target), what="τ, a number",
              atol=_tau_atol(E08_S2, E08_TARGET, E08_WTOL),
-             praise="With two keys the largest weight is 1/(1 + e^{−Δ/τ}) for the gap Δ of the scores, so "
+             praise="With two keys the largest weight is 1/(1 + exp(−Δ/τ)) for the gap Δ of the scores, so "
                     "τ = Δ / ln(w/(1 − w)).",
              mistakes=[
                  Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s2, ns.target),
