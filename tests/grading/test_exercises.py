@@ -149,6 +149,7 @@ HINT_TABLE = [
     ("E02", "scaled_dot_product_attention", lambda d: (lambda Q, K, V, mask=None: sdpa(Q, K, V, mask, shift=False)),
      "unstable"),
     ("E02", "scaled_dot_product_attention", lambda d: (lambda Q, K, V, mask=None: sdpa(Q, K, V, mask).T), "shape"),
+    ("E02", "scaled_dot_product_attention", lambda d: (lambda Q, K, V, mask=None: sdpa(Q, K, V)), "no_mask"),
     # E03 the Jacobian
     *[("E03", "softmax_jacobian", (lambda k: lambda d: (lambda x, tau=1.0: jac(x, tau, k)))(k), k)
       for k in ("sign", "diag_only", "no_off_diagonal", "outer_only", "times_tau", "no_tau")],
@@ -228,6 +229,7 @@ HINT_TABLE = [
     ("E09", "split_heads", lambda d: (lambda X, h: np.asarray(X).T), "shape"),
     ("E09", "merge_heads", lambda d: (lambda H: np.reshape(H, (np.shape(H)[1], -1))), "reshape_no_transpose"),
     ("E09", "merge_heads", lambda d: (lambda H: np.reshape(H, (-1, np.shape(H)[2]))), "stacked"),
+    ("E09", "merge_heads", lambda d: (lambda H: np.swapaxes(H, 0, 1)), "transpose_no_reshape"),
     # E10 break it
     ("E10", "cause", lambda d: 1, "overflow"),
     ("E10", "cause", lambda d: 3, "scale"),

@@ -91,11 +91,14 @@ def test_an_output_that_follows_from_wrong_weights_says_fix_the_weights_first():
 
 
 def test_follow_through_is_correct_given_accepted_weights_even_beyond_the_carried_tolerance():
-    """Weights off by 0.0099 (accepted) and the output computed from them exactly: correct, given the weights."""
+    """Weights off by 0.0099 in one column (accepted: each row then sums to 1.0099, which rounding can explain)
+    and the output computed from them exactly: correct, given the weights."""
     it = get_item("V01")
     tried = 0
-    for seed in range(50):
-        w = it.expected(seed)["weights"] + 0.0099
+    for seed in range(200):
+        V = it.context(seed).V
+        w = it.expected(seed)["weights"].copy()
+        w[:, int(np.argmax(np.abs(V).sum(axis=1)))] += 0.0099  # the key whose value row moves the output most
         out = w @ it.context(seed).V
         if it.judge("output", out, seed).correct:
             continue  # within the carried tolerance anyway

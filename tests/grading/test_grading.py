@@ -102,6 +102,7 @@ HINT_TABLE = [
     ("B03", "output", lambda d, e: _sm(d.S) @ d.V, "no_mask"),
     ("B03", "output", lambda d, e: np.tril(_sm(d.S)) @ d.V, "mask_after"),
     ("B03", "output", lambda d, e: e["weights"].T @ d.V, "weights_t"),
+    ("B03", "output", lambda d, e: _sm(np.where(np.tril(np.ones((4, 4), bool)), d.S, 0)) @ d.V, "zero_not_inf"),
     # B04: cross-attention, T_q = 2 queries, T_k = 3 keys, d_k = 4
     ("B04", "scores", lambda d, e: d.Q @ d.K.T, "forgot_scale"),
     ("B04", "scores", lambda d, e: d.Q @ d.K.T / 4, "divided_by_dk"),
@@ -220,7 +221,11 @@ def test_b01_solved_answers_pass(form):
 def test_two_decimal_parts_accept_rounding_either_way_but_not_far_off():
     it = get_item("B01")
     w = it.expected()["weights"]
-    assert it.judge("weights", w + 0.009).correct
+    assert it.judge("weights", np.round(w, 2)).correct
+    nudged = w.copy()
+    nudged[:, 0] += 0.009  # one entry per row off by 0.009: within the tolerance, rows still sum to 1 ± 0.009
+    assert it.judge("weights", nudged).correct
+    assert not it.judge("weights", w + 0.009).correct  # every entry off: rows sum to 1.027, more than rounding
     assert not it.judge("weights", w + 0.02).correct
 
 

@@ -3,8 +3,8 @@
 - a proof that opens with a numbered item renders as run-on text (sphinx-proof puts "Proof." in front of the
   item, so the list is never parsed: "Proof. 1. … 2. …" in one paragraph);
 - a number an exercise statement gives by hand about its checker (a tolerance, a target) must be the checker's;
-- an exercise statement does not count the checker's cases by hand (the count drifts when a case is added, and
-  a learner's copy cannot show a glued number);
+- an exercise statement does not count the checker's cases by hand (the count drifts when a case is added; the
+  statement glues it, and a learner's copy computes the glued values it may show, attn.grading.learner);
 - a page that quotes how far two computations differ says "exactly" for 0, not "0.0e+00".
 """
 from __future__ import annotations
@@ -56,6 +56,13 @@ def _statement(page: str) -> str:
     return text.split("{solution-start}")[0]
 
 
+def _statement_as_read(page: str) -> str:
+    """The statement as a learner reads it: the learner copy, where the glued values are filled in (the book
+    glues the same values from the same items), with runs of white space made single spaces."""
+    text = (ROOT / "exercises" / "learner" / page).read_text(encoding="utf-8")
+    return " ".join(text.split())
+
+
 def _number(pattern: str, text: str) -> float:
     m = re.search(pattern, text, re.S)
     assert m, f"the statement no longer says {pattern!r}"
@@ -63,20 +70,20 @@ def _number(pattern: str, text: str) -> float:
 
 
 def test_e07_states_the_checkers_tolerances():
-    text = _statement("e07-variance.md")
+    text = _statement_as_read("e07-variance.md")
     variances, slope = get_item("E07").parts
     assert _number(r"tolerance of (\d+(?:\.\d+)?)\s*%", text) / 100 == pytest.approx(variances.rtol)
     assert _number(r"%\s*on each variance,\s*(\d+(?:\.\d+)?)\s+on\s+the slope", text) == pytest.approx(slope.atol)
 
 
 def test_e08_states_the_checkers_target_and_tolerance():
-    text = _statement("e08-temperature.md")
+    text = _statement_as_read("e08-temperature.md")
     assert _number(r"within (\d+(?:\.\d+)?) of", text) == pytest.approx(E08_WTOL)
     assert _number(r"within \d+(?:\.\d+)? of (\d+(?:\.\d+)?) counts as right", text) == pytest.approx(E08_TARGET)
 
 
 def test_b05_states_the_checkers_tolerance():
-    text = _statement("b05-variance.md")
+    text = _statement_as_read("b05-variance.md")
     simulated = get_item("B05").part("simulated")
     assert _number(r"Within (\d+(?:\.\d+)?)\s*%", text) / 100 == pytest.approx(simulated.rtol)
 

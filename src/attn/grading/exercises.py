@@ -136,6 +136,8 @@ def _attn_variant(scale="sqrt", axis=-1, kt=True, transpose_w=False, mask_mode="
         d_k = Q.shape[-1]
         S = Q @ (K.T if kt else K)  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
         S = S / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": d_k}[scale]
+        if mask is not None and mask_mode == "ignore":
+            mask = None  # the mask argument is accepted and never used
         if mask is not None:
             mask = np.asarray(mask, dtype=bool)
             if mask_mode == "inf":
@@ -197,6 +199,9 @@ E02 = exercise(2, "attention", "Implement scaled dot-product attention with a ma
             Mistake("weights_t", lambda ns: _attn_variant(transpose_w=True),
                     "You multiplied the transposed weights by V. The output is weights @ V: row i mixes the value "
                     "rows with query i's weights."),
+            Mistake("no_mask", lambda ns: _attn_variant(mask_mode="ignore"),
+                    "Your output is the same with and without the mask: the mask is never applied. Apply it to "
+                    "the scores before the softmax, S = np.where(mask, S, -np.inf), when mask is not None."),
             Mistake("mask_polarity", lambda ns: _attn_variant(mask_mode="polarity"),
                     "Your mask has the wrong polarity: in this book True means \"may read\". Keep the score where the "
                     "mask is True and put -∞ where it is False: np.where(mask, S, -np.inf)."),
@@ -300,7 +305,7 @@ def _perm_parts() -> list[Part]:
         return _self_out(ns.X)
 
     return [
-        Part("permuted_output", lambda ns: _self_out(ns.X[P(ns)]), what="the output for X[perm], (T, d)", decimals=2,
+        Part("permuted_output", lambda ns: _self_out(ns.X[P(ns)]), what="the output for X[perm], (T, d_model)", decimals=2,
              praise="It is O[perm]: the outputs move with the tokens (equivariance).",
              mistakes=[
                  Mistake("unpermuted", O,
@@ -313,7 +318,7 @@ def _perm_parts() -> list[Part]:
                          "Your queries and keys moved but the values did not. All three come from the same tokens."),
              ]),
         Part("kv_permuted_output", lambda ns: attn.attention(ns.X, ns.X[P(ns)], ns.X[P(ns)]).output,
-             what="the output when only the keys and values are permuted, (T, d)", decimals=2,
+             what="the output when only the keys and values are permuted, (T, d_model)", decimals=2,
              praise="It is O itself: permuting keys and values together changes nothing (invariance).",
              mistakes=[
                  Mistake("permuted_rows", lambda ns: O(ns)[P(ns)],
@@ -349,6 +354,15 @@ def e05_data(rng=None) -> dict:
     return {"T": 5, "window": 3, "n_real": 3}
 
 
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+_E05 = SimpleNamespace(**e05_data())  # the messages below quote these numbers
+_W1 = _E05.window - 1  # how far back the window reaches
+_E05_WINDOW = f"i − {_W1} ≤ j ≤ i"
+_E05_BEFORE = "the token before it" if _W1 == 1 else f"the {_WORDS.get(_W1, _W1)} tokens before it"
+_E05_LAST = _E05.T - 1
+_E05_REAL = ", ".join(str(j) for j in range(_E05.n_real))
+
+
 def _mask_parts() -> list[Part]:
     def band(ns, lo, hi):  # lo <= i - j <= hi
         i, j = np.arange(ns.T)[:, None], np.arange(ns.T)[None, :]
@@ -359,26 +373,29 @@ def _mask_parts() -> list[Part]:
 
     return [
         Part("window_mask", lambda ns: attn.causal_mask(ns.T) & _window(ns.T, ns.window), kind="mask",
-             what="the window mask (T × T)", praise="Each token reads itself and the two tokens before it.",
+             what="the window mask (T × T)", praise=f"Each token reads itself and {_E05_BEFORE}.",
              mistakes=[
                  Mistake("polarity", lambda ns: ~(attn.causal_mask(ns.T) & _window(ns.T, ns.window)),
                          "The polarity is reversed: True means \"may read\". Put True where the query may read the key."),
                  Mistake("causal_only", lambda ns: attn.causal_mask(ns.T),
                          "That is the plain causal mask: every token reads all of its past. The rule allows only the "
-                         "last 3 positions, itself included (i − 2 ≤ j ≤ i)."),
+                         f"last {_E05.window} positions, itself included ({_E05_WINDOW})."),
                  Mistake("not_causal", lambda ns: band(ns, -(ns.window - 1), ns.window - 1),
-                         "Your window reaches into the future too (|i − j| ≤ 2). The rule reads only backwards: j ≤ i."),
+                         f"Your window reaches into the future too (|i − j| ≤ {_W1}). The rule reads only backwards: "
+                         "j ≤ i."),
                  Mistake("shifted_back", lambda ns: band(ns, 1, ns.window),
                          "Shifted by one: your window leaves out the token itself and reaches one step further back. "
-                         "The rule is i − 2 ≤ j ≤ i, the diagonal included."),
+                         f"The rule is {_E05_WINDOW}, the diagonal included."),
                  Mistake("too_wide", lambda ns: band(ns, 0, ns.window),
-                         "Shifted by one: your window holds 4 positions. Itself and the two before it make 3 "
-                         "(i − 2 ≤ j ≤ i)."),
+                         f"Shifted by one: your window holds {_E05.window + 1} positions. Itself and "
+                         f"{_E05_BEFORE} make {_E05.window} ({_E05_WINDOW})."),
                  Mistake("too_narrow", lambda ns: band(ns, 0, ns.window - 2),
-                         "Your window holds 2 positions; the rule asks for 3: the token itself and the two before it."),
+                         f"Your window holds {_E05.window - 1} positions; the rule asks for {_E05.window}: the token "
+                         f"itself and {_E05_BEFORE}."),
                  Mistake("transposed", lambda ns: (attn.causal_mask(ns.T) & _window(ns.T, ns.window)).T,
                          "That is the transpose: rows are queries (the reader), columns are keys (the read). "
-                         "Row i has True in columns i − 2, i − 1 and i."),
+                         "Row i has True in columns "
+                         f"{', '.join(f'i − {k}' for k in range(_W1, 0, -1))} and i."),
              ]),
         Part("pad_mask", pad, kind="mask", what="the padding mask (T × T)",
              praise="Every token, padding included, reads the real tokens and no padding.",
@@ -394,7 +411,8 @@ def _mask_parts() -> list[Part]:
                          "simply ignored later."),
                  Mistake("shifted", lambda ns: np.broadcast_to(np.arange(ns.T)[None, :] < ns.n_real - 1,
                                                                 (ns.T, ns.T)).copy(),
-                         "Shifted by one: 3 tokens are real (positions 0, 1, 2), so 3 columns are True."),
+                         f"Shifted by one: {_E05.n_real} tokens are real (positions {_E05_REAL}), so "
+                         f"{_E05.n_real} columns are True."),
                  Mistake("causal", lambda ns: attn.causal_mask(ns.T) & pad(ns),
                          "You added a causal rule, but this encoder reads in both directions: only padding is masked."),
              ]),
@@ -408,9 +426,10 @@ E05 = exercise(5, "masks", "Choose the mask for a rule",
         "\"query i may read key j\".",
         "Index grids help: i = np.arange(T)[:, None], j = np.arange(T)[None, :]. Then a rule is a comparison, "
         "for example j <= i for the causal mask.",
-        "The window: j ≤ i and j ≥ i − 2. Check row 0 (only column 0), row 2 (columns 0, 1, 2) and row 4 "
-        "(columns 2, 3, 4).",
-        "Padding: only the keys are masked, so the mask depends on j alone: j < 3 in every row.",
+        f"The window: j ≤ i and j ≥ i − {_W1}. Check row 0 (only column 0), row {_W1} (columns "
+        f"{', '.join(str(j) for j in range(_W1 + 1))}) and row {_E05_LAST} (columns "
+        f"{', '.join(str(j) for j in range(_E05_LAST - _W1, _E05_LAST + 1))}).",
+        f"Padding: only the keys are masked, so the mask depends on j alone: j < {_E05.n_real} in every row.",
     ),
 )
 
@@ -499,7 +518,8 @@ def _e06_parts() -> list[Part]:
 E06 = exercise(6, "cost", "The FLOPs and bytes of the score matrix",
     data=e06_data, parts=_e06_parts(),
     hints=(
-        "S = Q Kᵀ is T × T. Each entry is a dot product of two d_k-vectors: d_k multiplications and d_k additions.",
+        "The raw products Q Kᵀ (the scores before the 1/√d_k scale) form a T × T matrix. Each entry is a dot "
+        "product of two d_k-vectors: d_k multiplications and d_k additions.",
         "Operations: count the entries of S, count the operations one entry needs, and multiply the two.",
         "Bytes: how many numbers does S hold, and how many bytes does one float32 number take? Does d_k change "
         "the size of S?",
@@ -513,10 +533,12 @@ E06 = exercise(6, "cost", "The FLOPs and bytes of the score matrix",
 
 E07_DKS = (4, 16, 64, 256)
 E07_SIGMA_K = 2.0  # keys' standard deviation: Var(q·k) = σ_k² d_k, so a fit without logs gives σ_k², not 1
+E07_N = 20_000
+E07_RTOL, E07_SLOPE_ATOL = 0.08, 0.1  # the checker's tolerances (quoted by the page and the hints)
 
 
 def e07_data(rng=None) -> dict:
-    return {"d_ks": E07_DKS, "n": 20_000, "sigma_k": E07_SIGMA_K}
+    return {"d_ks": E07_DKS, "n": E07_N, "sigma_k": E07_SIGMA_K}
 
 
 def _dot_var(ns) -> np.ndarray:
@@ -535,7 +557,7 @@ def _log_log_slope(ns, variances) -> np.ndarray:
 E07 = exercise(7, "variance", "Var(q·k) grows linearly with the head width: a simulation",
     data=e07_data,
     parts=[
-        Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=0.08, atol=0.0,
+        Part("variances", _dot_var, what="four sample variances, one per d_k", rtol=E07_RTOL, atol=0.0,
              praise="The variance tracks σ_k² d_k: a dot product of d_k independent terms.",
              mistakes=[
                  Mistake("std", lambda ns: np.sqrt(_dot_var(ns)),
@@ -553,7 +575,7 @@ E07 = exercise(7, "variance", "Var(q·k) grows linearly with the head width: a s
                          "These are the variances for keys of standard deviation σ_k², not σ_k: scale the standard "
                          "normal draws by sigma_k itself (NumPy's scale is a standard deviation)."),
              ]),
-        Part("slope", lambda ns: 1.0, what="the log-log slope, a number", atol=0.1,
+        Part("slope", lambda ns: 1.0, what="the log-log slope, a number", atol=E07_SLOPE_ATOL,
              uses=("variances",), step=_log_log_slope,
              praise="Slope 1: Var(q·k) ∝ d_k, which is why the scores are divided by √d_k.",
              mistakes=[
@@ -567,15 +589,17 @@ E07 = exercise(7, "variance", "Var(q·k) grows linearly with the head width: a s
                  Mistake("mixed_logs", lambda ns: math.log(2) / math.log(10), _MIXED_LOGS),
                  Mistake("mixed_logs_inverse", lambda ns: math.log(10) / math.log(2), _MIXED_LOGS),
                  Mistake("no_logs", lambda ns: ns.sigma_k ** 2,
-                         "That is the slope of the variance against d_k itself (σ_k² = 4 per unit of d_k). The "
+                         f"That is the slope of the variance against d_k itself (σ_k² = {E07_SIGMA_K ** 2:g} per unit "
+                         "of d_k). The "
                          "question asks for the slope on log-log axes: fit np.log(variances) against np.log(d_ks)."),
              ]),
     ],
     hints=(
         "For one d_k: q = rng.standard_normal((n, d_k)) and k = sigma_k * rng.standard_normal((n, d_k)); the n dot "
         "products are (q * k).sum(axis=1).",
-        "np.var of those n numbers estimates Var(q·k). Repeat for each d_k in (4, 16, 64, 256).",
-        "With n = 20,000 the estimates wobble by one or two per cent: the checker allows 8 %.",
+        f"np.var of those n numbers estimates Var(q·k). Repeat for each d_k in {E07_DKS}.",
+        f"With n = {E07_N:,} the estimates wobble a little from one run to the next: the checker allows "
+        f"{E07_RTOL:.0%} on each variance and {E07_SLOPE_ATOL:g} on the slope.",
         "The slope: a straight-line fit (np.polyfit with degree 1) of the logarithm of the variances against the "
         "logarithm of d_k; its first coefficient.",
     ),
@@ -608,6 +632,8 @@ def _tau_atol(s, target, weight_tol) -> float:
 
 
 E08_S2, E08_S4, E08_TARGET, E08_WTOL = (2.0, 0.0), (2.0, 1.0, 0.5, 0.0), 0.9, 0.005
+_D2 = f"{E08_S2[0] - E08_S2[1]:g}"  # the gap Δ of the two scores, as the messages quote it
+_W = f"{E08_TARGET:g}"
 
 
 E08 = exercise(8, "temperature", "Find the temperature for a target weight",
@@ -615,18 +641,20 @@ E08 = exercise(8, "temperature", "Find the temperature for a target weight",
     parts=[
         Part("tau_two", lambda ns: _solve_tau(ns.s2, ns.target), what="τ, a number",
              atol=_tau_atol(E08_S2, E08_TARGET, E08_WTOL),
-             praise="With two keys the largest weight is σ(Δ/τ), so τ = Δ / ln(w/(1 − w)).",
+             praise="With two keys the largest weight is 1/(1 + exp(−Δ/τ)) for the gap Δ of the scores, so "
+                    "τ = Δ / ln(w/(1 − w)).",
              mistakes=[
                  Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s2, ns.target),
                          "That τ would be right if the temperature multiplied the scores. It divides: "
-                         "softmax(s / τ). Solve 1 / (1 + exp(−2/τ)) = 0.9 for τ."),
+                         f"softmax(s / τ). Solve 1 / (1 + exp(−{_D2}/τ)) = {_W} for τ."),
                  Mistake("log_target", lambda ns: 2.0 / math.log(1.0 / (1.0 - ns.target)),
-                         "Close, but e^{−2/τ} is not 1 − 0.9. Rearrange 1 / (1 + e^{−2/τ}) = 0.9 one step at a "
-                         "time: first 1 + e^{−2/τ} = 1/0.9, then e^{−2/τ} on its own, then the logarithm."),
+                         f"Close, but e^{{−{_D2}/τ}} is not 1 − {_W}. Rearrange 1 / (1 + e^{{−{_D2}/τ}}) = {_W} one "
+                         f"step at a time: first 1 + e^{{−{_D2}/τ}} = 1/{_W}, then e^{{−{_D2}/τ}} on its own, then "
+                         "the logarithm."),
              ]),
         Part("tau", lambda ns: _solve_tau(ns.s4, ns.target), what="τ, a number",
              atol=_tau_atol(E08_S4, E08_TARGET, E08_WTOL),
-             praise="The largest weight falls as τ grows, so one bisection finds the τ that gives 0.9.",
+             praise=f"The largest weight falls as τ grows, so one bisection finds the τ that gives {_W}.",
              mistakes=[
                  Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s4, ns.target),
                          "That τ would be right if the temperature multiplied the scores. It divides: softmax(s / τ)."),
@@ -636,12 +664,13 @@ E08 = exercise(8, "temperature", "Find the temperature for a target weight",
              ]),
     ],
     hints=(
-        "Two keys with scores 2 and 0: the largest weight is e^{2/τ} / (e^{2/τ} + 1) = 1 / (1 + e^{−2/τ}).",
-        "Set that to 0.9 and get e^{−2/τ} on its own first (it is a ratio of the two weights); then take "
+        f"Two keys with scores {E08_S2[0]:g} and {E08_S2[1]:g}: the largest weight is e^{{{_D2}/τ}} / "
+        f"(e^{{{_D2}/τ}} + 1) = 1 / (1 + e^{{−{_D2}/τ}}).",
+        f"Set that to {_W} and get e^{{−{_D2}/τ}} on its own first (it is a ratio of the two weights); then take "
         "logarithms and solve for τ.",
         "Four keys: there is no formula, but the largest weight falls steadily as τ grows. Try τ = 0.1 and τ = 10, "
-        "then halve the interval (bisection) until the weight is 0.9 to three decimals.",
-        "The checker looks at the weight your τ gives: within 0.005 of 0.9 counts as right.",
+        f"then halve the interval (bisection) until the weight is {_W} to three decimals.",
+        f"The checker looks at the weight your τ gives: within {E08_WTOL:g} of {_W} counts as right.",
     ),
 )
 
@@ -690,6 +719,9 @@ E09 = exercise(9, "heads", "Split and merge heads",
                      H.shape[1], H.shape[0] * H.shape[2])),
                          "The right shape, but the entries are in the wrong places: move the token axis first "
                          "(.transpose(1, 0, 2) gives (T, h, d_k)), then reshape to (T, h·d_k)."),
+                 Mistake("transpose_no_reshape", lambda ns: (lambda H: np.asarray(H).transpose(1, 0, 2)),
+                         "Half way: you moved the token axis first, (T, h, d_k), but a reshape is missing. "
+                         ".reshape(T, h·d_k) then puts each token's h heads side by side in one row."),
                  Mistake("stacked", lambda ns: (lambda H: np.concatenate(list(np.asarray(H)), axis=0)),
                          "You stacked the heads on top of each other (h·T rows). They go side by side: row t is "
                          "concat(H[0, t], …, H[h−1, t])."),
@@ -715,6 +747,11 @@ def e10_data(rng=None) -> dict:
     pad = np.array([False, True, True, True])  # token 0 is left padding
     mask = attn.causal_mask(4) & pad[None, :]  # causal AND not padding: query 0 can read nothing
     return {"Q": Q, "K": K, "V": V, "mask": mask}
+
+
+_E10 = SimpleNamespace(**e10_data())
+_E10_BOUND = math.ceil(float(np.abs(attn.scores(_E10.Q, _E10.K)).max()))  # every score is at most this in size
+_E10_DK = _E10.Q.shape[1]
 
 
 def _safe(Q, K, V, mask=None):
@@ -760,10 +797,12 @@ E10 = exercise(10, "nan", "Break it: why is the output NaN?",
              praise="A fully masked row leaves nothing to normalise: Σ exp = 0, and 0/0 = NaN.",
              mistakes=[
                  Mistake("overflow", lambda ns: 1.0,
-                         "Look at the sizes: every score here is below 3 in size, and exp(3) ≈ 20 is far from "
-                         "overflowing. Print the scores of row 0 after masking."),
+                         f"Look at the sizes: no score here is above {_E10_BOUND} in size, and exp({_E10_BOUND}) ≈ "
+                         f"{math.exp(_E10_BOUND):.0f} is far from overflowing. Print the scores of row 0 after "
+                         "masking."),
                  Mistake("scale", lambda ns: 3.0,
-                         "d_k = 2 here, so the scale is 1/√2, a finite number. Print the row of scores that gives NaN."),
+                         f"d_k = {_E10_DK} here, so the scale is 1/√{_E10_DK}, a finite number. Print the row of "
+                         "scores that gives NaN."),
                  Mistake("values", lambda ns: 4.0,
                          "V holds small whole numbers, no NaN (np.isnan(V).any() is False). Only row 0 of the output "
                          "is NaN: what is special about query 0?"),
@@ -799,4 +838,5 @@ E10 = exercise(10, "nan", "Break it: why is the output NaN?",
 )
 
 
-__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E07_DKS", "E07_SIGMA_K"]
+__all__ = ["E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08", "E09", "E10", "E07_DKS", "E07_SIGMA_K", "E07_N",
+           "E07_RTOL", "E07_SLOPE_ATOL"]

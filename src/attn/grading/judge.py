@@ -202,8 +202,46 @@ def _shape_message(arr: np.ndarray, expected: np.ndarray, part) -> str:
         msg += " That is the transposed shape"
         msg += f": the answer has one row per {_singular(part.axes[0])}." if part.axes else "."
     elif arr.size == expected.size and arr.shape != expected.shape:
-        msg += " The right number of entries in the wrong arrangement: check the nesting of your brackets."
+        msg += (" The right number of entries in the wrong arrangement: a reshape or a transpose is missing, or "
+                "they come in the wrong order." if part.kind == "function" else
+                " The right number of entries in the wrong arrangement: check the nesting of your brackets.")
     return msg
+
+
+def row_sum_slack(part, n: int) -> float:
+    """How far from 1 a row of ``n`` weights given to ``part.decimals`` decimals can sum by rounding alone.
+
+    Rounding each of the n entries moves the sum by at most n half-units of the last decimal; one more
+    half-unit allows for a row sum of exponentials rounded to that many decimals before dividing (the sum is
+    at least 1 in every item here, the largest exponential being exp(max score) with a max score ≥ 0).
+    Rounding to more decimals than asked moves it less, so every honest route is inside this bound.
+    """
+    return (n + 1) * 0.5 * 10.0 ** -part.decimals + 1e-9
+
+
+def _row_sums_off(arr: np.ndarray, expected: np.ndarray, part, counts_from: int) -> str | None:
+    """A message when a weight matrix given to ``part.decimals`` decimals has a row whose sum is further from 1
+    than rounding explains (None otherwise, and for parts that are not rows of weights)."""
+    if not part.rows_sum_to_one or part.decimals is None or arr.dtype == bool or arr.shape != expected.shape \
+            or arr.ndim != 2:
+        return None
+    n = arr.shape[1]
+    slack = row_sum_slack(part, n)
+    sums = arr.astype(np.float64).sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1) > slack)
+    if not bad.size:
+        return None
+    i = int(bad[0])
+    first = f"row {i + counts_from} sums to {sums[i]:.3f}"
+    which = (f"Row {i + counts_from} of your weights sums to {sums[i]:.3f}" if bad.size == 1 else
+             f"None of your {len(sums)} rows sums to 1 ({first})" if bad.size == len(sums) else
+             f"{bad.size} of your {len(sums)} rows do not sum to 1 ({first})")
+    half = 0.5 * 10.0 ** -part.decimals
+    return (f"Close, entry by entry, but not yet right. {which}. Each row ({_row_is(part)}) is a softmax and "
+            f"sums to 1; rounding its {n} entries to {part.decimals} decimals moves the sum by at most "
+            f"{n} × {half:g} = {n * half:.{part.decimals + 1}f}, so more than rounding is off. If you cut the "
+            f"digits off (truncated), round to the nearest instead; otherwise redo that row with more digits in "
+            f"the exponentials, and check that its entries add up to 1.")
 
 
 def _matching_mistakes(arr, expected, wrongs, atol, rtol):
@@ -239,10 +277,15 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
     expected = np.asarray(expected)
     base_atol, base_rtol = part.tolerances()
     finite = arr.dtype == bool or bool(np.isfinite(arr).all())
+    row_sums = _row_sums_off(arr, expected, part, counts_from) if finite else None
     if finite and _answers.close(arr, expected, atol, rtol):
+        if row_sums is not None:
+            return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
         return _fb(item_id, part, CORRECT, ("Well done. " + part.praise).strip())
     if finite and follow is not None:
         follows, not_correct = follow
+        if _answers.close(arr, follows, base_atol, base_rtol) and row_sums is not None:
+            return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
         if _answers.close(arr, follows, base_atol, base_rtol):
             names = " and ".join(f"`{n}`" for n in (not_correct or part.uses))
             if not not_correct:
@@ -316,7 +359,9 @@ def describe_args(args) -> str:
     bits = []
     for a in args:
         a_ = np.asarray(a) if not callable(a) else None
-        if a_ is not None and a_.dtype != object and a_.ndim:
+        if a_ is not None and a_.dtype == bool and a_.ndim:
+            bits.append(f"a mask of shape {a_.shape}")
+        elif a_ is not None and a_.dtype != object and a_.ndim:
             bits.append(f"an array of shape {a_.shape}")
         else:
             bits.append(repr(a) if len(repr(a)) < 30 else type(a).__name__)

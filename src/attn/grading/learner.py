@@ -93,22 +93,47 @@ def links(text: str, known: dict, root: Path) -> str:
 # The glued numbers an exercise statement may show: a learner copy is not executed by the book, so the
 # copy computes them itself, the same way the page's glue cell does (from the item's own definition).
 CASE_COUNT = re.compile(r"n_cases_(?P<item>[A-Z]\d+)_(?P<part>\w+)")
+TOLERANCE = re.compile(r"tol_(?P<item>[A-Z]\d+)_(?P<part>\w+)_(?P<kind>rtol|atol)")
+DATUM = re.compile(r"data_(?P<item>[A-Z]\d+)_(?P<key>\w+)")
+CONSTANT = re.compile(r"const_(?P<name>E\d\d_[A-Z0-9_]+)")
 
 
-def glued_for_learner(name: str) -> str:
-    """The text of ``{glue:text}`name``` in a learner copy.
+def statement_value(name: str):
+    """The value a page glues under ``name`` in an exercise statement, computed from the item's definition.
 
-    Only counts of a function part's test cases, ``n_cases_<item>_<part>`` (the page glues
-    ``len(get_item(item).cases(part))``), can be shown outside the book. Raises ``ValueError`` for any
-    other name, so that a number only the book computes never reaches a learner copy as its name.
+    - ``n_cases_<item>_<part>``: how many test cases a function part is run on;
+    - ``tol_<item>_<part>_rtol`` / ``_atol``: a part's declared tolerance;
+    - ``data_<item>_<key>``: one given number of an item's data (a scalar);
+    - ``const_<E..._NAME>``: a constant of :mod:`attn.grading.exercises` (e.g. ``E08_WTOL``).
+
+    Raises ``ValueError`` for any other name.
     """
-    m = CASE_COUNT.fullmatch(name.split(":")[0])
-    if not m:
-        raise ValueError(f"learner copy: {{glue}}`{name}` is computed by the book only; an exercise statement "
-                         "may glue n_cases_<item>_<part> (or move the number into the solution)")
     from . import get_item  # the package registers every item
 
-    return str(len(get_item(m["item"]).cases(m["part"])))
+    if m := CASE_COUNT.fullmatch(name):
+        return len(get_item(m["item"]).cases(m["part"]))
+    if m := TOLERANCE.fullmatch(name):
+        value = getattr(get_item(m["item"]).part(m["part"]), m["kind"])
+        if value is None:
+            raise ValueError(f"{{glue}}`{name}`: part {m['part']!r} of {m['item']} declares no {m['kind']}")
+        return float(value)
+    if m := DATUM.fullmatch(name):
+        return float(getattr(get_item(m["item"]).context(), m["key"]))
+    if m := CONSTANT.fullmatch(name):
+        from . import exercises
+
+        return getattr(exercises, m["name"])
+    raise ValueError(f"learner copy: {{glue}}`{name}` is computed by the book only; an exercise statement "
+                     "may glue n_cases_<item>_<part>, tol_<item>_<part>_rtol|atol, data_<item>_<key> or "
+                     "const_<E.._NAME> (or move the number into the solution)")
+
+
+def glued_for_learner(body: str) -> str:
+    """The text of ``{glue:text}`name``` or ``{glue:text}`name:format``` in a learner copy: the value of
+    :func:`statement_value`, formatted as the role asks (raises ``ValueError`` for a name it does not know)."""
+    name, _, spec = body.partition(":")
+    value = statement_value(name)
+    return format(value, spec) if spec else str(value)
 
 
 # The learner's scaffolding, added to every copy (the book's pages do not carry it): progress is

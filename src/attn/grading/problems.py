@@ -335,6 +335,9 @@ def _causal_parts() -> list[Part]:
                          "This output comes from unmasked weights: the future leaked in. Mask before the softmax."),
                  Mistake("mask_after", lambda ns: np.where(attn.causal_mask(T(ns)), full(ns), 0.0) @ ns.V,
                          "This output comes from weights masked after the softmax (rows not summing to 1)."),
+                 Mistake("zero_not_inf", lambda ns: attn.softmax(np.where(attn.causal_mask(T(ns)), ns.S, 0.0)) @ ns.V,
+                         "This output comes from masked scores set to 0, and exp(0) = 1 still gives the future keys "
+                         "weight. Set them to -∞ (exp(-∞) = 0), take the softmax, then multiply by V."),
                  Mistake("weights_t", lambda ns: _causal_weights(ns).T @ ns.V,
                          "You used the transposed weights. The output is weights @ V."),
              ]),
@@ -406,6 +409,9 @@ def _dot_variance(ns) -> float:
     return float(ns.d_k * ns.var_q * ns.var_k)
 
 
+B05_SIM_RTOL = 0.1  # a simulation within this relative error of d_k σ_q² σ_k² is right (the page quotes it)
+
+
 def _variance_parts() -> list[Part]:
     return [
         Part("var_raw", _dot_variance, what="Var(q·k), a number", rtol=1e-6, atol=1e-9,
@@ -443,8 +449,8 @@ def _variance_parts() -> list[Part]:
                          "The scaled variance is σ_q² σ_k², which is 1 only when that product is 1 (for example when every "
                          "entry has variance 1). Here it is not: work it out from Var(q·k) and Var(c ξ) = c² Var(ξ)."),
              ]),
-        Part("simulated", _dot_variance, what="your simulated variance of q·k, a number", rtol=0.1, atol=0.0,
-             praise="Your simulation agrees with the formula (within 10 %).",
+        Part("simulated", _dot_variance, what="your simulated variance of q·k, a number", rtol=B05_SIM_RTOL,
+             atol=0.0, praise=f"Your simulation agrees with the formula (within {B05_SIM_RTOL:.0%}).",
              mistakes=[
                  Mistake("variance_as_scale", lambda ns: float(ns.d_k * ns.var_q ** 2 * ns.var_k ** 2),
                          "Your simulation gives the variance of q·k for keys whose standard deviation is σ_k² "

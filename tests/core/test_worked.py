@@ -1,0 +1,63 @@
+"""attn.worked: the routes the variant pages show, checked against hand computations and the grader's data."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+from attn.grading import get_item
+from attn.worked import attention_route, causal_route, temperature_route
+
+B01_Q = np.array([[1, 0, 1, 0], [0, 2, 0, 0], [1, 1, 1, 1]], dtype=float)
+B01_K = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [2, 0, 0, 0]], dtype=float)
+B01_V = np.array([[1, 0], [0, 2], [2, 1]], dtype=float)
+
+
+def test_attention_route_of_b01_query_1_by_hand():
+    text = attention_route(0, B01_Q, B01_K, B01_V)
+    # q1 = (1, 0, 1, 0): dots 1, 1, 2; /√4 = 0.5, 0.5, 1
+    assert "q_1\\cdot k_1 = 1\\cdot1 + 0\\cdot1 + 1\\cdot0 + 0\\cdot0 = 1$" in text
+    assert "$s_{13} = 1$" in text and "\\sqrt{d_k} = 2$" in text
+    e = [math.exp(0.5), math.exp(0.5), math.exp(1.0)]
+    w = [x / sum(e) for x in e]
+    assert f"add up to {sum(e):.4f}" in text
+    assert f"$w_{{13}} \\approx {w[2]:.2f}$" in text
+    o = [w[0] * 1 + w[2] * 2, w[1] * 2 + w[2] * 1]
+    assert f"\\approx ({o[0]:.2f}, {o[1]:.2f})$" in text
+
+
+def test_temperature_route_by_hand():
+    text = temperature_route(np.array([2.0, 1.0, 0.0]), (0.5, 1.0, 2.0))
+    lines = text.split("\n")
+    assert len(lines) == 3
+    e = [math.exp(4), math.exp(2), 1.0]
+    assert f"sum {sum(e):.4f}" in lines[0] and f"are {e[0] / sum(e):.2f}," in lines[0]
+
+
+def test_causal_route_rows_read_only_the_past():
+    S = np.array([[1, 2, 0, 1], [1, 1, 2, 0], [2, 0, 0, 1], [0, 1, 1, 0]], dtype=float)
+    V = np.array([[2, 0], [0, 2], [1, 1], [4, 0]], dtype=float)
+    lines = causal_route(S, V).split("\n")
+    assert lines[0].startswith("- Row 1 reads keys 1 to 1: scores 1, weights 1.00;")
+    assert "\\approx (2.00, 0.00)$" in lines[0]
+    e = math.exp(1)
+    assert f"scores 1, 1, exponentials {e:.4f}, {e:.4f} (sum {2 * e:.4f}), weights 0.50, 0.50" in lines[1]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_routes_quote_the_variants_answers(seed):
+    it = get_item("V04")
+    ns = it.context(seed)
+    text = "\n\n".join(attention_route(i, ns.Q, ns.K, ns.V) for i in range(len(ns.Q)))
+    for i, row in enumerate(ns.output):
+        assert "(" + ", ".join(f"{x:.2f}" for x in row) + ")$" in text
+    assert not re.search(r"nan|inf", text)
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="i must index a row of Q"):
+        attention_route(3, B01_Q, B01_K, B01_V)
+    with pytest.raises(ValueError, match="taus"):
+        temperature_route(np.array([1.0, 0.0]), (1.0, 0.0))
+    with pytest.raises(ValueError, match="S must be"):
+        causal_route(np.ones((2, 3)), np.ones((2, 2)))
