@@ -35,7 +35,7 @@ class PageReport:
     failed_requests: list = field(default_factory=list)
     math: dict = field(default_factory=dict)
     math_overflow: list = field(default_factory=list)  # formulas wider than a box they sit in (cut off or scrolled)
-    output_overflow: list = field(default_factory=list)  # printed outputs wider than their column (scrolled)
+    output_overflow: list = field(default_factory=list)  # printed outputs and tables wider than their column (scrolled)
     search_buttons: list = field(default_factory=list)  # where each rendered search button sits (header, sidebar)
     images: list = field(default_factory=list)
     figures: list = field(default_factory=list)
@@ -154,6 +154,14 @@ OUTPUT_OVERFLOW_JS = r"""
     if (pre.scrollWidth > pre.clientWidth + 4) {
       const widest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
       out.push(`output ${pre.scrollWidth} px wide in a column of ${pre.clientWidth} px: ${widest.trim().slice(0, 100)}`);
+    }
+  }
+  // a table wider than its scroll container hides its last columns behind a horizontal scroll bar
+  for (const box of document.querySelectorAll('.bd-article .pst-scrollable-table-container')) {
+    if (box.clientWidth === 0) continue;
+    if (box.scrollWidth > box.clientWidth + 4) {
+      const head = box.querySelector('tr');
+      out.push(`table ${box.scrollWidth} px wide in a column of ${box.clientWidth} px: ${(head ? head.textContent : '').trim().replace(/\s+/g, ' ').slice(0, 100)}`);
     }
   }
   return out;
