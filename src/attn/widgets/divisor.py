@@ -62,7 +62,7 @@ class DivisorExplorer(Explorer):
     edges = np.arange(-100.0, 100.5, 1.0)
     alt = ("Four panels. Top left: two histograms of dot products of random vectors: without the divisor the "
            "spread grows with the width d_k, with it the spread stays near 1. Top right: one query's "
-           f"softmax weights over {T} keys with and without the divisor; without it one weight takes almost everything. "
+           f"softmax weights over {T} keys with and without the divisor; without it, at large d_k, one weight takes almost everything. "
            "Bottom left: the average largest weight against d_k, rising towards 1 without the divisor and flat "
            "with it. Bottom right: the typical size of the softmax's gradient against d_k on log axes, "
            "collapsing without the divisor and flat with it.")
