@@ -647,7 +647,7 @@ E08 = exercise(8, "temperature", "Find the temperature for a target weight",
                  Mistake("times_tau", lambda ns: 1.0 / _solve_tau(ns.s2, ns.target),
                          "That τ would be right if the temperature multiplied the scores. It divides: "
                          f"softmax(s / τ). Solve 1 / (1 + exp(−{_D2}/τ)) = {_W} for τ."),
-                 Mistake("log_target", lambda ns: 2.0 / math.log(1.0 / (1.0 - ns.target)),
+                 Mistake("log_target", lambda ns: (ns.s2[0] - ns.s2[1]) / math.log(1.0 / (1.0 - ns.target)),
                          f"Close, but e^{{−{_D2}/τ}} is not 1 − {_W}. Rearrange 1 / (1 + e^{{−{_D2}/τ}}) = {_W} one "
                          f"step at a time: first 1 + e^{{−{_D2}/τ}} = 1/{_W}, then e^{{−{_D2}/τ}} on its own, then "
                          "the logarithm."),
