@@ -267,26 +267,37 @@ def _mistake_feedback(item_id, part, found) -> Feedback:
 
 
 def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, counts_from: int = 1,
-            follow=None, raw=None, seed: int | None = None) -> Feedback:
+            follow=None, raw=None, seed: int | None = None, honest=()) -> Feedback:
     """Feedback for an answer already read as an array (NaN allowed only to match a known mistake).
 
-    ``follow`` is ``(value, names_not_correct)`` for follow-through marking, or None.
+    ``follow`` is ``(values, names_not_correct)`` for follow-through marking, or None: ``values`` is what
+    follows from the learner's own earlier answers (one array, or a list of them along honest routes).
     ``raw`` is the answer as given (to recognise an integer overflow).
     ``seed`` is a variant's seed, so that the ``check(...)`` call a message suggests works as typed.
+    ``honest`` lists the values honest by-hand routes reach (:meth:`Item.honest`), each accepted within the
+    part's own tolerance.
+
+    When the learner's earlier answers are given and one of them is not correct, the tolerance carried
+    through from them does not make this part correct: it is correct only within its own tolerance of the
+    right answer or of an honest route, and otherwise judged by what follows from those wrong answers.
     """
     expected = np.asarray(expected)
     base_atol, base_rtol = part.tolerances()
     finite = arr.dtype == bool or bool(np.isfinite(arr).all())
     row_sums = _row_sums_off(arr, expected, part, counts_from) if finite else None
-    if finite and _answers.close(arr, expected, atol, rtol):
+    on_route = finite and (_answers.close(arr, expected, base_atol, base_rtol)
+                           or any(_answers.close(arr, h, base_atol, base_rtol) for h in honest))
+    earlier_wrong = follow is not None and bool(follow[1])
+    if finite and (on_route or (not earlier_wrong and _answers.close(arr, expected, atol, rtol))):
         if row_sums is not None:
             return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
         return _fb(item_id, part, CORRECT, ("Well done. " + part.praise).strip())
     if finite and follow is not None:
         follows, not_correct = follow
-        if _answers.close(arr, follows, base_atol, base_rtol) and row_sums is not None:
-            return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
-        if _answers.close(arr, follows, base_atol, base_rtol):
+        follows = follows if isinstance(follows, list) else [follows]
+        if any(_answers.close(arr, f, base_atol, base_rtol) for f in follows):
+            if row_sums is not None:
+                return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
             names = " and ".join(f"`{n}`" for n in (not_correct or part.uses))
             if not not_correct:
                 return _fb(item_id, part, CORRECT, (f"Correct, given your {names}: this follows from them. "
@@ -322,8 +333,9 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
 
 
 def judge_value(item_id: str, part, ns, value, atol, rtol, counts_from: int = 1, follow=None,
-                known=None, seed: int | None = None) -> Feedback:
-    """``known``: the mistakes' wrong answers (:func:`wrongs`), if already computed; ``seed``: a variant's seed."""
+                known=None, seed: int | None = None, honest=()) -> Feedback:
+    """``known``: the mistakes' wrong answers (:func:`wrongs`), if already computed; ``seed``: a variant's seed;
+    ``honest``: the values honest by-hand routes reach (see :func:`compare`)."""
     arr, prob = _answers.read(value, part.kind)
     if prob is not None and prob.key in ("nan", "inf"):
         try:
@@ -339,7 +351,7 @@ def judge_value(item_id: str, part, ns, value, atol, rtol, counts_from: int = 1,
     if expected.ndim == 1 and arr.ndim > 1 and arr.size == expected.size and max(arr.shape) == arr.size:
         arr = arr.reshape(expected.shape)  # a list of n numbers given as one row or one column: the same list
     return compare(item_id, part, arr, expected, known, atol, rtol, counts_from, follow, raw=value,
-                   seed=seed)
+                   seed=seed, honest=honest)
 
 
 def wrongs(part, ns, *args) -> list[tuple[Any, Any]]:
