@@ -158,3 +158,43 @@ def test_the_skip_exp_output_is_never_correct(item_id):
         if it.judge("output", output, seed, given=given).correct:
             wrong.append(seed)
     assert wrong == []
+
+
+# ----------------------------------------------------------------------------- G3–G6
+def test_b01_plain_average_of_v_is_not_called_rounding():
+    it = get_item("B01")
+    ns = it.context()
+    plain = np.tile(ns.V.mean(axis=0), (ns.Q.shape[0], 1))  # equal weights: [[1, 1]] * 3 here
+    fb = it.judge("output", plain)
+    assert not fb.correct and fb.mistake != "rounding", fb.message
+    assert "rounded" not in fb.message
+
+
+def test_rounding_to_one_decimal_is_still_named():
+    it = get_item("B01")
+    fb = it.judge("output", np.round(it.expected()["output"], 1))
+    assert fb.mistake == "rounding" and "1 decimal" in fb.message
+
+
+def test_e06_score_bytes_to_two_figures_is_told_it_is_rounded():
+    it = get_item("E06")
+    exact = it.expected()["score_bytes"]
+    fb = it.judge("score_bytes", float(f"{exact:.2g}"))
+    assert not fb.correct and fb.mistake == "rounded", fb.message
+    assert it.judge("score_bytes", float(f"{exact:.3g}")).correct
+
+
+def test_b05_squared_variances_are_named():
+    it = get_item("B05")
+    ns = it.context()
+    fb = it.judge("var_raw", ns.d_k * ns.var_q ** 2 * ns.var_k ** 2)
+    assert fb.mistake == "variance_as_scale" and "already" in fb.message
+
+
+def test_worked_route_does_not_claim_rounded_weights_sum_to_1():
+    import inspect
+
+    import attn.worked as worked
+
+    src = inspect.getsource(worked)
+    assert "(they sum to 1)" not in src and "sum to 1 before rounding" in src

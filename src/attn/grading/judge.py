@@ -92,7 +92,10 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
         return "value", "That is not the right choice yet. Read the choices again, or ask for a hint."
     if part.decimals is not None:
         for d in range(part.decimals):
-            if _answers.close(a, np.round(expected, d), 0.5 * 10.0 ** -part.decimals, 0.0):
+            rounded = np.round(expected, d)
+            if d == 0 and np.any(np.abs(rounded - expected) > 0.1 * np.abs(expected)):
+                continue  # whole numbers that far from the answer (1 for 0.64) are a different answer, not rounding
+            if _answers.close(a, rounded, 0.5 * 10.0 ** -part.decimals, 0.0):
                 return "rounding", (
                     f"Close, but rounded to {d} decimal{'s' if d != 1 else ''}: "
                     f"give {part.decimals} decimals (or leave the value unrounded)."

@@ -463,6 +463,9 @@ def _variance_parts() -> list[Part]:
                  Mistake("std_not_var", lambda ns: float(ns.d_k * math.sqrt(ns.var_q) * math.sqrt(ns.var_k)),
                          "You used the standard deviations σ_q σ_k where the variances belong: Var(q_a k_a) = "
                          "σ_q² σ_k². var_q and var_k are already variances (σ²), not standard deviations."),
+                 Mistake("variance_as_scale", lambda ns: float(ns.d_k * ns.var_q ** 2 * ns.var_k ** 2),
+                         "You squared the variances: d_k · var_q² · var_k². var_q and var_k are already σ_q² and "
+                         "σ_k², so do not square them again: Var(q·k) = d_k · var_q · var_k."),
              ]),
         Part("var_scaled", lambda ns: _dot_variance(ns) / ns.d_k, what="Var(q·k / √d_k), a number",
              rtol=1e-6, atol=1e-9, uses=("var_raw",), step=lambda ns, var_raw: np.asarray(var_raw, dtype=np.float64) / ns.d_k,
