@@ -7,10 +7,13 @@ Order of judgement for a value part (:func:`judge_value`):
    tolerance of a part computed from earlier parts is *propagated*: the
    precision the page asks for (half a unit in the last decimal asked for) is
    carried through the computation (:meth:`Item.tolerance`), so the by-hand
-   route with rounded intermediates passes;
+   route with rounded intermediates passes. Also correct: within the part's own
+   tolerance of a value an honest rounded route reaches (:meth:`Item.honest`).
+   When the learner's earlier answers are given and one of them is wrong, the
+   carried tolerance alone does not make the answer correct;
 3. follow-through: when the learner's own earlier answers are known
-   (``given``), an answer that follows from them is correct if they are,
-   and otherwise told to fix them first;
+   (``given``), an answer that follows from them (by ``step`` or an honest
+   route) is correct if they are, and otherwise told to fix them first;
 4. equal to one or more known mistakes → their hints (both, when two
    mistakes give the same array);
 5. a wrong shape → both shapes named;
