@@ -198,3 +198,16 @@ def test_worked_route_does_not_claim_rounded_weights_sum_to_1():
 
     src = inspect.getsource(worked)
     assert "(they sum to 1)" not in src and "sum to 1 before rounding" in src
+
+
+def test_weights_just_outside_the_tolerance_are_told_to_carry_more_digits():
+    it = get_item("B01")
+    w = np.round(it.expected()["weights"], 2)
+    w[0, 0] += 0.015
+    w[0, 1] -= 0.015  # the row still sums to 1
+    fb = it.judge("weights", w)
+    assert not fb.correct and fb.mistake == "close", fb.message
+    assert "more digits" in fb.message and "Check the arithmetic" not in fb.message
+    w[0, 0] += 0.1
+    w[0, 1] -= 0.1
+    assert it.judge("weights", w).mistake == "value"

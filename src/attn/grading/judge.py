@@ -153,6 +153,13 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
         tol = f" (answers within {t:.2g} count as right)" if part.decimals is not None else ""
         return "value", f"That is not the value yet{tol}. Check the arithmetic, or ask for a hint."
     first = np.argwhere(off)[0]
+    own = part.tolerances()[0]
+    if part.rows_sum_to_one and part.decimals is not None and np.max(np.abs(a - expected)) <= 2 * own:
+        return "close", (
+            f"Close: {_entries(int(off.sum()), off.size)} just outside {own:.2g} of the right value (the first: "
+            f"{where(first, a.ndim, counts_from)}). Redo that row carrying more digits (three decimals in the "
+            "exponentials and their sum), then round the weights."
+        )
     return "value", (
         f"{_entries(int(off.sum()), off.size)} not right yet (the first: {where(first, a.ndim, counts_from)}). "
         "Check the arithmetic there, or ask for a hint."
