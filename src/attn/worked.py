@@ -74,7 +74,7 @@ def attention_route(i: int, Q, K, V) -> str:
             + "; ".join(dots) + f". Divided by $\\sqrt{{d_k}} = {_num(np.sqrt(d_k))}$ they give " + row_scores
             + ".\n\n"
             f"**Weights, query {n}.** The exponentials are " + exps + f", which add up to {e.sum():.4f}; dividing "
-            "each by that sum gives " + weights + " (they sum to 1).\n\n"
+            "each by that sum gives " + weights + " (they sum to 1 before rounding).\n\n"
             f"**Output, query {n}.** Row {n} of the output is the weighted average of the value rows: "
             f"$o_{n} = \\sum_j w_{{{n}j}}v_j$ = {mix} $\\approx (" + ", ".join(f"{x:.2f}" for x in O[i]) + ")$.")
 

@@ -193,6 +193,7 @@ HINT_TABLE = [
     ("E06", "flops", lambda d: "2*4096**2*64", "text"),
     ("E06", "score_bytes", lambda d: 4096 ** 2 * 8, "float64"),
     ("E06", "score_bytes", lambda d: 4096 ** 2 * 32, "bits"),
+    ("E06", "score_bytes", lambda d: 6.7e7, "rounded"),  # 67,108,864 to 2 significant figures
     ("E06", "score_bytes", lambda d: 4096 ** 2, "entries"),
     ("E06", "score_bytes", lambda d: 4096 * 64 * 4, "q_size"),
     ("E06", "score_bytes", lambda d: 64, "mib"),

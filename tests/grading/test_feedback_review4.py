@@ -59,25 +59,29 @@ def test_one_entry_off_within_the_tolerance_still_passes():
     assert it.judge("weights", w).correct
 
 
-def _route(it, seed, decimals, exp_decimals, normaliser_decimals):
+def _route(it, seed, decimals, exp_decimals, normaliser_decimals, shift=False):
     """A by-hand route: each part rounded to ``decimals[part]``, computed from the rounded parts before it.
-    For a weight part computed from scores, optionally with the exponentials rounded to ``exp_decimals`` and
-    their row sum rounded to ``normaliser_decimals`` before dividing."""
+    For a weight part, optionally with the exponentials rounded to ``exp_decimals`` (after subtracting each
+    row's maximum when ``shift``, as B02's hint advises) and their row sum rounded to ``normaliser_decimals``
+    before dividing: from the learner's scores (B01, B04), the masked scores (B03) or s / τ (B02)."""
     ns = it.context(seed)
     out = {}
     for p in it.parts:
-        if p.uses:
-            args = {u: out[u] for u in p.uses}
-            if p.name == "weights" and p.uses == ("scores",) and exp_decimals is not None:
-                e = np.exp(np.asarray(args["scores"], dtype=float))
-                e = np.round(e, exp_decimals)
-                total = e.sum(axis=1, keepdims=True)
-                if normaliser_decimals is not None:
-                    total = np.round(total, normaliser_decimals)
-                value = e / total
-            else:
-                with np.errstate(all="ignore"):
-                    value = np.asarray(p.step(ns, **args), dtype=float)
+        if p.name == "weights" and p.rows_sum_to_one and exp_decimals is not None:
+            X = (np.asarray(out["scores"], dtype=float) if p.uses == ("scores",) else
+                 np.where(out["mask"], ns.S, -np.inf) if p.uses == ("mask",) else
+                 np.stack([np.asarray(ns.s, dtype=float) / t for t in ns.taus]))
+            if shift:
+                X = X - X.max(axis=1, keepdims=True)
+            with np.errstate(all="ignore"):
+                e = np.where(np.isfinite(X), np.round(np.exp(X), exp_decimals), 0.0)
+            total = e.sum(axis=1, keepdims=True)
+            if normaliser_decimals is not None:
+                total = np.round(total, normaliser_decimals)
+            value = e / total
+        elif p.uses:
+            with np.errstate(all="ignore"):
+                value = np.asarray(p.step(ns, **{u: out[u] for u in p.uses}), dtype=float)
         else:
             value = np.asarray(getattr(ns, p.name))
         if p.decimals is not None:
@@ -92,13 +96,16 @@ def test_every_honest_rounding_route_passes(item_id, seed, data):
     it = get_item(item_id)
     seed = seed if it.seeded else None
     decimals = {p.name: data.draw(st.sampled_from([2, 3]), label=p.name) for p in it.parts if p.decimals}
-    exp_decimals = data.draw(st.sampled_from([None, 3, 4, 6]), label="exp_decimals")
+    exp_decimals = data.draw(st.sampled_from([None, 2, 3, 4, 6]), label="exp_decimals")
     normaliser = data.draw(st.sampled_from([None, 2, 3]), label="normaliser_decimals")
-    route = _route(it, seed, decimals, exp_decimals, normaliser)
+    shift = data.draw(st.booleans(), label="shift")
+    route = _route(it, seed, decimals, exp_decimals, normaliser, shift)
     for name, value in route.items():
+        if it.part(name).kind != "number":
+            continue
         for given_ in (None, route):
             fb = it.judge(name, value, seed, given=given_)
-            assert fb.correct, (item_id, seed, decimals, exp_decimals, normaliser, fb.message)
+            assert fb.correct, (item_id, seed, decimals, exp_decimals, normaliser, shift, fb.message)
 
 
 @settings(max_examples=200, deadline=None)

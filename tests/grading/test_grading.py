@@ -69,7 +69,7 @@ HINT_TABLE = [
     ("B01", "output", lambda d, e: _sm(d.Q @ d.K.T / 4) @ d.V, "divided_by_dk"),
     ("B01", "output", lambda d, e: e["scores"] @ d.V, "scores_times_v"),
     ("B01", "output", lambda d, e: e["output"].T, "shape"),
-    ("B01", "output", lambda d, e: np.round(e["output"], 0), "rounding"),
+    ("B01", "output", lambda d, e: np.round(e["output"], 1), "rounding"),  # to 0 decimals it is V's plain average (s5-f4 G3)
     ("B01", "output", lambda d, e: e["output"] * 2, "factor"),
     # B02: one row of scores s at three temperatures
     ("B02", "weights", lambda d, e: np.stack([_sm(d.s * t) for t in d.taus]), "times_tau|order"),
@@ -126,6 +126,7 @@ HINT_TABLE = [
     ("B05", "var_raw", lambda d, e: 80.0, "sum_not_product"),
     ("B05", "var_raw", lambda d, e: 16.0, "unit_variances"),  # d_k alone
     ("B05", "var_raw", lambda d, e: 32.0, "std_not_var"),  # d_k σ_q σ_k = 16 · 1 · 2
+    ("B05", "var_raw", lambda d, e: 256.0, "variance_as_scale"),  # d_k var_q² var_k² = 16 · 1 · 16
     ("B05", "var_raw", lambda d, e: -64.0, "sign"),
     ("B05", "var_raw", lambda d, e: 60.0, "value"),
     ("B05", "var_raw", lambda d, e: [64.0, 1.0], "shape"),

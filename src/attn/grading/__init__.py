@@ -70,7 +70,13 @@ An :class:`Item` has data, parts and hints; register it once at import time
   by-hand route with rounded intermediates passes; and ``check`` passes the
   learner's own earlier answers (``given``): an answer that follows from them is
   "correct, given your weights" when they are right, and otherwise told to fix
-  them first.
+  them first. When those earlier answers are given and one is wrong, the
+  carried tolerance does not make the part correct (only its own tolerance does).
+- Honest routes: ``Part(routes=...)`` gives values a by-hand route reaches that
+  the first-order carry does not cover (a softmax with 2-decimal exponentials,
+  with or without the row maximum subtracted: :func:`problems.pencil_softmaxes`);
+  each, and what later parts compute from it, is accepted within the part's own
+  tolerance (:meth:`Item.honest`).
 - Rows, columns and entries are counted in messages as the page counts them:
   from 1 for problems and variants, from 0 for exercises (``Item.counts_from``).
 - ``Part(kind="mask")`` answers are boolean (0/1 accepted). ``rows_sum_to_one=True``

@@ -502,6 +502,8 @@ def _e06_parts() -> list[Part]:
                          "That is the size of Q (T × d_k). The score matrix is T × T: it does not depend on d_k."),
                  Mistake("mib", lambda ns: nbytes(ns) / 2 ** 20,
                          "That looks like the size in MiB. Give it in bytes (1 MiB = 2²⁰ bytes)."),
+                 Mistake("rounded", lambda ns: float(f"{nbytes(ns):.2g}"),
+                         "Close, but rounded too far: give the exact count, or at least three significant figures."),
              ]),
         Part("growth", lambda ns: nbytes(SimpleNamespace(T=2 * ns.T, dtype=ns.dtype)) / nbytes(ns),
              what="a factor, a number", atol=1e-6,

@@ -83,6 +83,11 @@ class Part:
     step: Callable[..., Any] | None = None  # step(ns, **{used part: value}) -> this part
     axes: tuple = ()  # (what the rows are, what the columns are), e.g. ("queries", "keys")
     choices: int = 0  # a multiple-choice part: the number of choices (the answer is one of 1 … choices)
+    routes: Callable[..., list] | None = None  # routes(ns, **{used part: value}) -> honest by-hand values
+
+    # ``routes`` gives the values an honest by-hand route reaches with rounded intermediate steps that the
+    # carried tolerance does not cover (a softmax with its exponentials rounded to 2 decimals): each is accepted
+    # within the part's own tolerance, and so is what the later parts compute from it (:meth:`Item.honest`).
 
     def __post_init__(self):
         if self.kind not in PART_KINDS:
@@ -205,6 +210,39 @@ class Item:
             total = total + np.tensordot(err, np.abs(_jacobian(p.step, ns, exact, u, x)), axes=1)
         return total
 
+    def honest(self, part: str, seed: int | None = None) -> list[np.ndarray]:
+        """The values honest by-hand routes reach for ``part``: the used parts' honest values, exact or rounded to
+        their decimals or one more, carried through ``step`` and the part's ``routes`` (empty for a part with
+        neither). Each is accepted within the part's own tolerance."""
+        key = ("honest", part, seed if self.seeded else None)
+        if key not in self._cache:
+            p = self.part(part)
+            ns = self.context(seed)
+            out: list[np.ndarray] = []
+            if p.kind == "number" and p.decimals is not None:
+                if not p.uses:
+                    out = [np.asarray(v, dtype=np.float64) for v in (p.routes(ns) if p.routes else [])]
+                else:
+                    options = []
+                    for u in p.uses:
+                        q = self.part(u)
+                        base = [np.asarray(getattr(ns, u))] + self.honest(u, seed)
+                        if q.kind == "number" and q.decimals is not None:
+                            base = [np.round(np.asarray(b, dtype=np.float64), d) if d is not None else b
+                                    for b in base for d in (None, q.decimals, q.decimals + 1)]
+                        options.append(base)
+                    for combo in _product(options):
+                        used = dict(zip(p.uses, combo))
+                        with np.errstate(all="ignore"):
+                            try:
+                                vals = [p.step(ns, **used)] + (list(p.routes(ns, **used)) if p.routes else [])
+                            except Exception:
+                                continue
+                        out += [np.asarray(v, dtype=np.float64) for v in vals]
+                out = _distinct([v for v in out if np.isfinite(v).all()])
+            self._cache[key] = out
+        return self._cache[key]
+
     def tolerance(self, part: str, seed: int | None = None) -> tuple[Any, float]:
         """``(atol, rtol)`` for ``part``: its own, plus the earlier parts' rounding carried through (atol per entry)."""
         key = ("tol", part, seed if self.seeded else None)
@@ -239,7 +277,7 @@ class Item:
             self._cache[key] = _judge.wrongs(p, ns)
         return _judge.judge_value(self.id, p, ns, value, atol, rtol, self.counts_from,
                                   self._follow(p, seed, given), self._cache[key],
-                                  seed=seed if self.seeded else None)
+                                  seed=seed if self.seeded else None, honest=self.honest(part, seed))
 
     def _follow(self, p: Part, seed, given):
         """``(value following from the learner's earlier answers, those of them not correct)``, or None."""
@@ -254,10 +292,12 @@ class Item:
                 getattr(self.context(seed), u)) else arr
         try:
             with np.errstate(all="ignore"):
-                follows = np.asarray(p.step(self.context(seed), **values), dtype=np.float64)
+                follows = [np.asarray(v, dtype=np.float64) for v in [p.step(self.context(seed), **values)]
+                           + (list(p.routes(self.context(seed), **values)) if p.routes else [])]
         except Exception:
             return None
-        if not np.isfinite(follows).all():
+        follows = [v for v in follows if np.isfinite(v).all()]
+        if not follows:
             return None
         others = {k: v for k, v in given.items() if k != p.name}
         not_correct = [u for u in p.uses if not self.judge(u, given[u], seed, others).correct]
@@ -278,6 +318,23 @@ class Item:
             raise ValueError(f"{self.id} part {part!r} is not a function part")
         return _judge.judge_outcomes(self.id, p, self.context(seed), self.cases(part, seed), outcomes,
                                      self.counts_from)
+
+
+def _product(options: list[list]) -> list[tuple]:
+    import itertools
+
+    return list(itertools.product(*options))
+
+
+def _distinct(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """The arrays with exact repeats left out (routes often agree)."""
+    seen, out = set(), []
+    for a in arrays:
+        k = (a.shape, np.round(a, 12).tobytes())
+        if k not in seen:
+            seen.add(k)
+            out.append(a)
+    return out
 
 
 def _jacobian(step, ns, exact: dict, u: str, x: np.ndarray) -> np.ndarray:

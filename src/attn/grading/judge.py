@@ -7,10 +7,13 @@ Order of judgement for a value part (:func:`judge_value`):
    tolerance of a part computed from earlier parts is *propagated*: the
    precision the page asks for (half a unit in the last decimal asked for) is
    carried through the computation (:meth:`Item.tolerance`), so the by-hand
-   route with rounded intermediates passes;
+   route with rounded intermediates passes. Also correct: within the part's own
+   tolerance of a value an honest rounded route reaches (:meth:`Item.honest`).
+   When the learner's earlier answers are given and one of them is wrong, the
+   carried tolerance alone does not make the answer correct;
 3. follow-through: when the learner's own earlier answers are known
-   (``given``), an answer that follows from them is correct if they are,
-   and otherwise told to fix them first;
+   (``given``), an answer that follows from them (by ``step`` or an honest
+   route) is correct if they are, and otherwise told to fix them first;
 4. equal to one or more known mistakes → their hints (both, when two
    mistakes give the same array);
 5. a wrong shape → both shapes named;
@@ -92,7 +95,10 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
         return "value", "That is not the right choice yet. Read the choices again, or ask for a hint."
     if part.decimals is not None:
         for d in range(part.decimals):
-            if _answers.close(a, np.round(expected, d), 0.5 * 10.0 ** -part.decimals, 0.0):
+            rounded = np.round(expected, d)
+            if d == 0 and np.any(np.abs(rounded - expected) > 0.1 * np.abs(expected)):
+                continue  # whole numbers that far from the answer (1 for 0.64) are a different answer, not rounding
+            if _answers.close(a, rounded, 0.5 * 10.0 ** -part.decimals, 0.0):
                 return "rounding", (
                     f"Close, but rounded to {d} decimal{'s' if d != 1 else ''}: "
                     f"give {part.decimals} decimals (or leave the value unrounded)."
@@ -147,6 +153,13 @@ def _diagnose(a: np.ndarray, expected: np.ndarray, part, atol, rtol, counts_from
         tol = f" (answers within {t:.2g} count as right)" if part.decimals is not None else ""
         return "value", f"That is not the value yet{tol}. Check the arithmetic, or ask for a hint."
     first = np.argwhere(off)[0]
+    own = part.tolerances()[0]
+    if part.rows_sum_to_one and part.decimals is not None and np.max(np.abs(a - expected)) <= 2 * own:
+        return "close", (
+            f"Close: {_entries(int(off.sum()), off.size)} just outside {own:.2g} of the right value (the first: "
+            f"{where(first, a.ndim, counts_from)}). Redo that row carrying more digits (three decimals in the "
+            "exponentials and their sum), then round the weights."
+        )
     return "value", (
         f"{_entries(int(off.sum()), off.size)} not right yet (the first: {where(first, a.ndim, counts_from)}). "
         "Check the arithmetic there, or ask for a hint."
@@ -267,26 +280,37 @@ def _mistake_feedback(item_id, part, found) -> Feedback:
 
 
 def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, counts_from: int = 1,
-            follow=None, raw=None, seed: int | None = None) -> Feedback:
+            follow=None, raw=None, seed: int | None = None, honest=()) -> Feedback:
     """Feedback for an answer already read as an array (NaN allowed only to match a known mistake).
 
-    ``follow`` is ``(value, names_not_correct)`` for follow-through marking, or None.
+    ``follow`` is ``(values, names_not_correct)`` for follow-through marking, or None: ``values`` is what
+    follows from the learner's own earlier answers (one array, or a list of them along honest routes).
     ``raw`` is the answer as given (to recognise an integer overflow).
     ``seed`` is a variant's seed, so that the ``check(...)`` call a message suggests works as typed.
+    ``honest`` lists the values honest by-hand routes reach (:meth:`Item.honest`), each accepted within the
+    part's own tolerance.
+
+    When the learner's earlier answers are given and one of them is not correct, the tolerance carried
+    through from them does not make this part correct: it is correct only within its own tolerance of the
+    right answer or of an honest route, and otherwise judged by what follows from those wrong answers.
     """
     expected = np.asarray(expected)
     base_atol, base_rtol = part.tolerances()
     finite = arr.dtype == bool or bool(np.isfinite(arr).all())
     row_sums = _row_sums_off(arr, expected, part, counts_from) if finite else None
-    if finite and _answers.close(arr, expected, atol, rtol):
+    on_route = finite and (_answers.close(arr, expected, base_atol, base_rtol)
+                           or any(_answers.close(arr, h, base_atol, base_rtol) for h in honest))
+    earlier_wrong = follow is not None and bool(follow[1])
+    if finite and (on_route or (not earlier_wrong and _answers.close(arr, expected, atol, rtol))):
         if row_sums is not None:
             return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
         return _fb(item_id, part, CORRECT, ("Well done. " + part.praise).strip())
     if finite and follow is not None:
         follows, not_correct = follow
-        if _answers.close(arr, follows, base_atol, base_rtol) and row_sums is not None:
-            return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
-        if _answers.close(arr, follows, base_atol, base_rtol):
+        follows = follows if isinstance(follows, list) else [follows]
+        if any(_answers.close(arr, f, base_atol, base_rtol) for f in follows):
+            if row_sums is not None:
+                return _fb(item_id, part, NOT_YET, row_sums, "rows_sum_rounding")
             names = " and ".join(f"`{n}`" for n in (not_correct or part.uses))
             if not not_correct:
                 return _fb(item_id, part, CORRECT, (f"Correct, given your {names}: this follows from them. "
@@ -322,8 +346,9 @@ def compare(item_id: str, part, arr: np.ndarray, expected, wrongs, atol, rtol, c
 
 
 def judge_value(item_id: str, part, ns, value, atol, rtol, counts_from: int = 1, follow=None,
-                known=None, seed: int | None = None) -> Feedback:
-    """``known``: the mistakes' wrong answers (:func:`wrongs`), if already computed; ``seed``: a variant's seed."""
+                known=None, seed: int | None = None, honest=()) -> Feedback:
+    """``known``: the mistakes' wrong answers (:func:`wrongs`), if already computed; ``seed``: a variant's seed;
+    ``honest``: the values honest by-hand routes reach (see :func:`compare`)."""
     arr, prob = _answers.read(value, part.kind)
     if prob is not None and prob.key in ("nan", "inf"):
         try:
@@ -339,7 +364,7 @@ def judge_value(item_id: str, part, ns, value, atol, rtol, counts_from: int = 1,
     if expected.ndim == 1 and arr.ndim > 1 and arr.size == expected.size and max(arr.shape) == arr.size:
         arr = arr.reshape(expected.shape)  # a list of n numbers given as one row or one column: the same list
     return compare(item_id, part, arr, expected, known, atol, rtol, counts_from, follow, raw=value,
-                   seed=seed)
+                   seed=seed, honest=honest)
 
 
 def wrongs(part, ns, *args) -> list[tuple[Any, Any]]:

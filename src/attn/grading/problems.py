@@ -106,6 +106,38 @@ def _output_from_weights(ns, weights) -> np.ndarray:
     return np.asarray(weights, dtype=np.float64) @ ns.V  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
 
 
+def pencil_softmaxes(X) -> list[np.ndarray]:
+    """The weights a learner with a pencil reaches from rows of scores ``X`` (shape (rows, T_k); −∞ where
+    masked): with or without each row's maximum subtracted first, the exponentials rounded to 2 or 3 decimals,
+    their sum rounded to 2 or 3 decimals or not, each step computed from the rounded one before (the weights
+    themselves unrounded: the part's own tolerance covers rounding them). Rounding e^(−2) = 0.135 to 0.14 moves
+    a weight by up to about 0.012, more than the part's 0.01, yet nothing in such a route is wrong."""
+    X = np.asarray(X, dtype=np.float64)
+    out = []
+    with np.errstate(all="ignore"):
+        for shift in (False, True):
+            Y = X - np.max(X, axis=-1, keepdims=True) if shift else X
+            for exp_dec in (2, 3):
+                e = np.where(np.isfinite(Y), np.round(np.exp(Y), exp_dec), 0.0)  # (rows, T_k)
+                total = e.sum(axis=-1, keepdims=True)
+                for sum_dec in (None, 2, 3):
+                    z = total if sum_dec is None else np.round(total, sum_dec)
+                    out.append(e / z)
+    return [w for w in out if np.isfinite(w).all()]
+
+
+def _weight_routes_from_scores(ns, scores) -> list[np.ndarray]:
+    return pencil_softmaxes(scores)
+
+
+def _causal_weight_routes(ns, mask) -> list[np.ndarray]:
+    return pencil_softmaxes(np.where(np.asarray(mask, dtype=bool), ns.S, -np.inf))
+
+
+def _tau_weight_routes(ns) -> list[np.ndarray]:
+    return pencil_softmaxes(np.stack([np.asarray(ns.s, dtype=np.float64) / t for t in ns.taus]))
+
+
 def _causal_weights_from_mask(ns, mask) -> np.ndarray:
     return attn.softmax(np.where(np.asarray(mask, dtype=bool), ns.S, -np.inf))  # a row with no key: NaN, skipped
 
@@ -181,7 +213,7 @@ def _qkv_parts(weights_praise: str = "Every row sums to 1 (up to rounding), as i
         Part("weights", lambda ns: attn.attention(ns.Q, ns.K, ns.V).weights,
              what="the weight matrix (T_q × T_k)", decimals=2, rows_sum_to_one=True,
              mistakes=weight_mistakes(), praise=weights_praise,
-             uses=("scores",), step=_weights_from_scores, axes=QK_AXES),
+             uses=("scores",), step=_weights_from_scores, routes=_weight_routes_from_scores, axes=QK_AXES),
         Part("output", lambda ns: attn.attention(ns.Q, ns.K, ns.V).output,
              what="the output (T_q × d_v)", decimals=2, mistakes=output_mistakes(),
              praise=output_praise,
@@ -225,7 +257,7 @@ def _temperature_parts() -> list[Part]:
     return [
         Part("weights", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(s, tau=t)),
              what="the weight matrix (n_τ × T_k, one row per temperature)", decimals=2, rows_sum_to_one=True,
-             axes=("temperatures (one row per τ)", "keys"),
+             routes=_tau_weight_routes, axes=("temperatures (one row per τ)", "keys"),
              praise="Low τ sharpens the weights towards the largest score; high τ flattens them.",
              mistakes=[
                  Mistake("times_tau", lambda ns: _tau_rows(ns, lambda s, t: attn.softmax(np.asarray(s) * t)),
@@ -309,7 +341,7 @@ def _causal_parts() -> list[Part]:
                          "Shifted by one: your mask lets each token read the next token too. Causal means j ≤ i."),
              ]),
         Part("weights", _causal_weights, what="the weight matrix (T × T)", decimals=2, rows_sum_to_one=True,
-             uses=("mask",), step=_causal_weights_from_mask, axes=QK_AXES,
+             uses=("mask",), step=_causal_weights_from_mask, routes=_causal_weight_routes, axes=QK_AXES,
              praise="Row i spreads its weight over tokens 1 … i only.",
              mistakes=[
                  Mistake("no_mask", full, "These weights ignore the mask: every token reads the future. Set the "
@@ -431,6 +463,9 @@ def _variance_parts() -> list[Part]:
                  Mistake("std_not_var", lambda ns: float(ns.d_k * math.sqrt(ns.var_q) * math.sqrt(ns.var_k)),
                          "You used the standard deviations σ_q σ_k where the variances belong: Var(q_a k_a) = "
                          "σ_q² σ_k². var_q and var_k are already variances (σ²), not standard deviations."),
+                 Mistake("variance_as_scale", lambda ns: float(ns.d_k * ns.var_q ** 2 * ns.var_k ** 2),
+                         "You squared the variances: d_k · var_q² · var_k². var_q and var_k are already σ_q² and "
+                         "σ_k², so do not square them again: Var(q·k) = d_k · var_q · var_k."),
              ]),
         Part("var_scaled", lambda ns: _dot_variance(ns) / ns.d_k, what="Var(q·k / √d_k), a number",
              rtol=1e-6, atol=1e-9, uses=("var_raw",), step=lambda ns, var_raw: np.asarray(var_raw, dtype=np.float64) / ns.d_k,
