@@ -18,6 +18,7 @@ os.environ["ATTN_PROGRESS"] = "off"
 import attn  # noqa: E402
 from attn.grading import get_item  # noqa: E402
 from attn.grading.exercises import _attn_variant  # noqa: E402
+from routes import pencil_weights  # noqa: E402
 
 WEIGHT_ITEMS = ["B01", "B02", "B03", "B04", "V01", "V02", "V03", "V04"]
 
@@ -71,14 +72,7 @@ def _route(it, seed, decimals, exp_decimals, normaliser_decimals, shift=False):
             X = (np.asarray(out["scores"], dtype=float) if p.uses == ("scores",) else
                  np.where(out["mask"], ns.S, -np.inf) if p.uses == ("mask",) else
                  np.stack([np.asarray(ns.s, dtype=float) / t for t in ns.taus]))
-            if shift:
-                X = X - X.max(axis=1, keepdims=True)
-            with np.errstate(all="ignore"):
-                e = np.where(np.isfinite(X), np.round(np.exp(X), exp_decimals), 0.0)
-            total = e.sum(axis=1, keepdims=True)
-            if normaliser_decimals is not None:
-                total = np.round(total, normaliser_decimals)
-            value = e / total
+            value = pencil_weights(X, shift, exp_decimals, normaliser_decimals)
         elif p.uses:
             with np.errstate(all="ignore"):
                 value = np.asarray(p.step(ns, **{u: out[u] for u in p.uses}), dtype=float)

@@ -18,6 +18,7 @@ os.environ["ATTN_GRADING_STRICT"] = "1"
 os.environ["ATTN_PROGRESS"] = "off"
 
 from attn.grading import get_item  # noqa: E402
+from routes import pencil_weights  # noqa: E402
 
 PROBLEMS = ["B01", "B02", "B03", "B04"]
 VARIANTS = ["V01", "V02", "V03", "V04"]
@@ -43,15 +44,7 @@ def pencil_route(it, seed, shift, exp_dec, sum_dec, w_dec, out_dec=2, score_dec=
         route["scores"] = np.round(ns.scores, score_dec)
     if "mask" in it.part_names:
         route["mask"] = ns.mask
-    X = _scores_rows(it, ns, route)
-    if shift:
-        X = X - X.max(axis=1, keepdims=True)
-    with np.errstate(all="ignore"):
-        e = np.where(np.isfinite(X), np.round(np.exp(X), exp_dec), 0.0)
-    total = e.sum(axis=1, keepdims=True)
-    if sum_dec is not None:
-        total = np.round(total, sum_dec)
-    route["weights"] = np.round(e / total, w_dec)
+    route["weights"] = np.round(pencil_weights(_scores_rows(it, ns, route), shift, exp_dec, sum_dec), w_dec)
     if "output" in it.part_names:
         route["output"] = np.round(route["weights"] @ ns.V, out_dec)
     return route
