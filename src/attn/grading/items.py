@@ -8,6 +8,7 @@ See the package docstring (:mod:`attn.grading`) for how to declare an item.
 from __future__ import annotations
 
 import copy
+import itertools
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
@@ -231,7 +232,7 @@ class Item:
                             base = [np.round(np.asarray(b, dtype=np.float64), d) if d is not None else b
                                     for b in base for d in (None, q.decimals, q.decimals + 1)]
                         options.append(base)
-                    for combo in _product(options):
+                    for combo in itertools.product(*options):
                         used = dict(zip(p.uses, combo))
                         with np.errstate(all="ignore"):
                             try:
@@ -318,12 +319,6 @@ class Item:
             raise ValueError(f"{self.id} part {part!r} is not a function part")
         return _judge.judge_outcomes(self.id, p, self.context(seed), self.cases(part, seed), outcomes,
                                      self.counts_from)
-
-
-def _product(options: list[list]) -> list[tuple]:
-    import itertools
-
-    return list(itertools.product(*options))
 
 
 def _distinct(arrays: list[np.ndarray]) -> list[np.ndarray]:
