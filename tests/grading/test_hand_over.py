@@ -192,6 +192,19 @@ def test_an_answer_is_the_last_one_given_whether_to_check_or_to_the_variable():
     assert judged["B01"]["parts"][0]["status"] == "correct"
 
 
+def test_a_check_of_the_variable_after_an_experiment_given_to_check_judges_the_variable():
+    """scores = right; check(scores=experiment) ✗; check('B01', 'scores') ✓: the learner last saw ✓ on their
+    variable, so the grader judges the variable, not the earlier experiment."""
+    e = get_item("B01").expected()
+    wrong, right = e["scores"] * 2, e["scores"]
+    cell = ("import numpy as np\nfrom attn.grading import check\n"
+            f"scores = np.array({right.tolist()})\n"
+            f"if check('B01', scores=np.array({wrong.tolist()})): pass\n")
+    for recheck in ("if check('B01', 'scores'): pass\n", "if check('B01'): pass\n"):
+        judged, _ = run_like_the_grader([cell + recheck], {"B01": None})
+        assert judged["B01"]["parts"][0]["status"] == "correct", (recheck, judged)
+
+
 def test_a_function_and_a_variant_given_to_a_nested_check_are_judged_with_their_seed():
     fn = ("import numpy as np\nfrom attn.grading import check\ndef mine(x, tau=1.0):\n"
           "    z = np.asarray(x, dtype=float) / tau\n    w = np.exp(z - z.max(axis=-1, keepdims=True))\n"

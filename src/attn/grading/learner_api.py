@@ -16,8 +16,9 @@ from .items import Item, full_id, get_item, items
 
 _hints_shown: dict[str, int] = {}
 
-# Called as ``listen(item_id, seed, given, namespace)`` by every check with the answers it judges as given
-# (``check("B01", scores=S)``: ``{"scores": S}``), before judging them. The teachers' grader listens here inside
+# Called as ``listen(item_id, seed, judged, namespace)`` by every check with the answers it judges, before judging
+# them: the values given (``check("B01", scores=S)``: ``{"scores": S}``) and the variables read for the parts
+# named (``check("B01", "scores")``: ``{"scores": scores}``). The teachers' grader listens here inside
 # the learner's kernel to hand those answers over as data (runner/kernel_side.py); a listener never sees a verdict.
 answer_listeners: list = []
 
@@ -94,13 +95,15 @@ def _check(item_id, names, answers, seed, namespace) -> Feedback | Report | Note
     if unknown:
         return Note(f"{item.id} has no part {unknown[0]!r}", f"Its parts are: {', '.join(item.part_names)}.")
     given = {**positional, **answers}
-    for listen in list(answer_listeners):
-        try:
-            listen(item.id, seed, given, namespace)
-        except Exception:  # noqa: BLE001 - a listener's problem is never the learner's
-            pass
     if not names and not given:
         names = item.part_names
+    # what this check judges, part by part: the values given, and the variables it reads for the parts named
+    judged = {**{n: namespace[n] for n in names if n in namespace and n in item.part_names}, **given}
+    for listen in list(answer_listeners):
+        try:
+            listen(item.id, seed, judged, namespace)
+        except Exception:  # noqa: BLE001 - a listener's problem is never the learner's
+            pass
     # the learner's own answers to every part, for follow-through marking
     own = {n: namespace[n] for n in item.part_names if n in namespace and namespace[n] is not Ellipsis}
     own.update(given)
