@@ -20,6 +20,7 @@ import pytest
 
 import attn
 from attn.grading import batch, learner
+from attn.grading.items import get_item
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = ROOT / "tests" / "data" / "submissions"
@@ -189,7 +190,22 @@ def test_wrong_answers_stay_wrong_whatever_the_notebook_does_to_the_grader(sampl
         assert (r["item"], r["status"], r["parts_correct"]) == ("B01", "not yet", "0"), attack
     for attack in ("argv", "copy-blank", "daemon"):  # right only if they saw the grader or another learner
         assert rows[f"attacks/{attack}.md"]["status"] == "not yet", attack
-    assert rows["attacks/leftover.md"]["parts_correct"] == "1"  # its own answers are still graded
+    raw = {Path(r["file"]).name: r for r in csv.DictReader(open(sample_report["out"].with_suffix(".csv"), encoding="utf-8"))}
+    assert raw["leftover.md"]["parts"] == "tau_two=correct; tau=not yet"  # its own answers are still judged
+
+
+def test_code_that_reaches_the_hand_over_or_the_expected_answers_gets_no_credit_until_reviewed(sample_report):
+    """A forged answer line (code of the notebook's read the nonce and printed its own) and the routes to the
+    grader's objects are rows marked "review", whatever the values they hand over; honest magics are no means."""
+    report = json.loads(sample_report["out"].with_suffix(".json").read_text(encoding="utf-8"))
+    rows = {str(Path(r["file"]).relative_to(sample_report["folder"])): r for r in report["rows"]}
+    forged = rows["attacks/forged-line.md"]
+    assert forged["status"] == "review" and "printed 2 times" in forged["message"] and forged["score"] == ""
+    for name in ("attacks/getattr-expected.md", "attacks/expected-by-alias.md", "rows/reads-expected.md"):
+        r = rows[name]
+        assert (r["status"], r["score"], r["parts_correct"]) == ("review", "", ""), name
+        assert r["parts"] == "tau_two=correct; tau=correct" and "no credit until a person has read it" in r["message"]
+    assert rows["honest-magics.md"]["status"] == "correct" and rows["honest-magics.md"]["flags"] == ""
 
 
 def test_no_file_outside_the_sandbox_changed_and_nothing_is_left_running(sample_report):
@@ -440,10 +456,11 @@ def test_the_problem_and_variant_learner_copies_filled_in_are_graded(tmp_path):
         item = "V" + page.name[1:3] if page.name[0] == "v" else "B" + page.name[1:3]
         seed = "seed" if item[0] == "V" else ""
         text = re.sub(r"^seed = 0\b", "seed = 5", text, flags=re.M)
-        text = re.sub(r"^(\w+) = \.\.\.", lambda m: f"{m[1]} = __import__('attn.grading', fromlist=['x'])"
-                      f".get_item({item!r}).expected({seed})[{m[1]!r}]", text, flags=re.M)
+        expected = get_item(item).expected(5 if seed else None)  # typed in as numbers, as a learner would
+        text = re.sub(r"^(\w+) = \.\.\.", lambda m: f"{m[1]} = np.array({np.asarray(expected[m[1]]).tolist()!r})",
+                      text, flags=re.M)
         (folder / copy.name).write_text(text, encoding="utf-8")
-        want[item] = ("correct", "reads_expected", 5 if seed else None)
+        want[item] = ("correct", "", 5 if seed else None)
     assert len(want) == 9
     out = tmp_path / "grades"
     assert subprocess.run(_cli(folder, "-o", out, "--jobs", "2"), timeout=600).returncode == 0
@@ -479,11 +496,11 @@ def test_flags_are_read_from_the_code():
                  {"softmax"}) == []
 
 
-def _joined(pages) -> Path:
-    """One notebook made of several pages (one kernel for all of them)."""
+def _joined(pages, drop_tag: str = "") -> Path:
+    """One notebook made of several pages (one kernel for all of them), without the cells tagged ``drop_tag``."""
     cells = []
     for p in pages:
-        cells += jupytext.read(p).cells
+        cells += [c for c in jupytext.read(p).cells if not drop_tag or drop_tag not in c.metadata.get("tags", [])]
     return nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
                                                                           "display_name": "Python 3"}})
 
@@ -500,7 +517,7 @@ def test_blank_learner_notebooks_are_not_tried_for_every_item(tmp_path):
 def test_solved_notebooks_get_full_marks(tmp_path):
     pages = [p for p in learner.pages(ROOT) if p.name.startswith("e")]  # the book pages, solutions included
     path = tmp_path / "solved.ipynb"
-    nbformat.write(_joined(pages), path)
+    nbformat.write(_joined(pages, drop_tag="remove-cell"), path)  # the book's own bookkeeping is no learner's work
     rows = batch.grade_file(path, cell_timeout=60)
     assert {r["item"]: (r["status"], r["score"]) for r in rows} == {i: ("correct", 1.0) for i in EXERCISES}
 

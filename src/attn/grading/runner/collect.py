@@ -109,9 +109,19 @@ def prelude_source() -> str:
             f"del _attn_b, _attn_ns\n")
 
 
+TAMPERED = "tampered"
+
+
 def parse(stdout: str, nonce: str) -> dict | None:
-    """The kernel's answer from the last cell's printed text, or None if it is missing or malformed."""
-    for line in stdout.splitlines():
+    """The kernel's answer from the last cell's printed text, or None if it is missing or malformed.
+
+    The last cell prints its line once. More than one line with the nonce means code of the notebook's own printed
+    one (it read the nonce while the cell ran): ``{TAMPERED: n}``, never a hand-over to judge."""
+    lines = stdout.splitlines()
+    n = sum(nonce in line for line in lines)
+    if n > 1:
+        return {TAMPERED: n}
+    for line in lines:
         at = line.find(nonce)  # (text printed before it without a newline may share its line)
         if at >= 0 and len(line) - at <= LIMITS["total"] + 1000:
             try:

@@ -29,9 +29,12 @@ from .notebook import (NotNotebook, assigned_names, claimed_name, code_cells, fl
                        own_name, read_notebook, seeds_in, strip_grader_calls)
 from .rows import make_row
 from .sandbox import Limits
+from .tampering import means as tampering_means
 
 
 _SANDBOX_CHECKED = []
+TAMPERED_CRASH = "tampered with the hand-over"
+UNTRUSTED_FLAG = "tampering"  # a row with it that would give credit is "review": no credit until a person reads it
 
 
 def _sandbox_ok() -> None:
@@ -213,6 +216,9 @@ def run_cells(cells: list[str], req: dict, cell_timeout: float, wall: float, gra
             r = kernel.execute(collect.cell_source(req), grade_timeout, keep_stdout=True,
                                keep_limit=collect.LIMITS["total"] + 2**16)
             data = collect.parse(r.stdout, req["nonce"])
+            if data is not None and collect.TAMPERED in data:
+                return None, notes, (f"{TAMPERED_CRASH}: the grader's answer line was printed {data[collect.TAMPERED]} "
+                                     "times, so code in the notebook printed one of its own")
             if data is not None and not isinstance(data.get("values"), dict):  # {"error": "... too large ..."}
                 why = data.get("error")
                 crash = "the answers could not be handed over" + (f" ({str(why)[:200]})" if why else "")
@@ -265,11 +271,41 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
     code_flags = flags(nb, set(functions))
     row_flags += [f for f in code_flags if not f.startswith("uses_attn_in:")]
     cells = [s for s in (strip_grader_calls(c) for c in code_cells(nb)) if s.strip()]
+    means = tampering_means(cells)
+    if means:
+        row_flags.append("tampering")
+    rows = _graded_rows(learner, file, spec, unknown, nb, cells, functions, names, code_flags, row_flags, read_notes,
+                        base, cell_timeout, wall, grade_timeout, sandboxed, limits)
+    for r in rows:
+        _to_review(r, means)
+    return rows
+
+
+def _to_review(row: dict, means: list) -> None:
+    """A row that would give credit, from code that could change what the grader reads (``tampering``), is
+    ``review``: its ``parts`` stay as judged, for the person who reads the code; its status, score and
+    ``parts_correct`` do not count."""
+    if UNTRUSTED_FLAG not in row["flags"].split() or not (row["status"] == "correct" or row["parts_correct"]):
+        return
+    if row["status"] == "review":  # the hand-over itself was forged: its message says how
+        return
+    shown = ", ".join(means[:8]) + (f" and {len(means) - 8} more" if len(means) > 8 else "")
+    row["status"], row["score"], row["parts_correct"] = "review", "", ""
+    row["message"] = (f"review: the code uses {shown}: a way to reach the grader's hand-over or its expected answers "
+                      "that honest work does not need; no credit until a person has read it"
+                      + (f" | {row['message']}" if row["message"] else ""))
+
+
+def _graded_rows(learner, file, spec, unknown, nb, cells, functions, names, code_flags, row_flags, read_notes, base,
+                 cell_timeout, wall, grade_timeout, sandboxed, limits) -> list[dict]:
     req = collect.request(names, functions)
     data, notes, crash = run_cells(cells, req, cell_timeout, wall, grade_timeout, sandboxed, limits or Limits())
     seeds = _seed_candidates(spec, seeds_in(nb), data)
     note_text = "; ".join(f"cell {n['cell']} {n['error']}" for n in notes)
     prefix = "; ".join(read_notes)
+    if data is None and crash and crash.startswith(TAMPERED_CRASH):
+        return [make_row(learner, file, item, status="review", message=f"review: the notebook {crash}",
+                         flags=row_flags + ["tampering"], notes=notes, **base) for item in spec]
     if data is None:
         msg = crash + (f" (before that: {note_text})" if note_text else "") + (f" | {unknown}" if unknown else "")
         return [make_row(learner, file, item, status="crashed", message=msg, flags=row_flags, notes=notes, **base)

@@ -21,7 +21,8 @@ _ITEM = r"[\"'](?:" + re.escape(CHAPTER + ".") + r")?([A-Za-z]\d\d)[\"']"  # "B0
 _CALL_RE = re.compile(r"\b(?:check|hint)\(\s*" + _ITEM)
 _VARIANT_RE = re.compile(r"\bvariant\(\s*" + _ITEM + r"(?:\s*,\s*(?:seed\s*=\s*)?(\w+))?")
 _CHECK_SEED_RE = re.compile(r"\bcheck\(\s*" + _ITEM + r"[^)]*?\bseed\s*=\s*(\d+)")
-_READS_EXPECTED_RE = re.compile(r"\.\s*(?:expected|context|judge|judge_outcomes)\s*\(|\b_cache\b|\bREGISTRY\b")
+# (plt.style.context(...) is matplotlib's, not Item.context)
+_READS_EXPECTED_RE = re.compile(r"\.\s*(?:expected|(?<!style\.)context|judge|judge_outcomes)\s*\(|\b_cache\b|\bREGISTRY\b")
 
 
 class NotNotebook(Exception):

@@ -1,0 +1,261 @@
+"""What in a notebook's code could reach the grader inside the kernel: read from the text, before anything runs.
+
+The learner's kernel belongs to the submission. The grader's last cell hands the
+learner's values over as one printed line that carries a secret nonce; code of
+the notebook's own that runs while that cell runs (an IPython hook, an input
+transformer, a method the hand-over calls, a patched library function) could read
+the nonce from the cell's text, the history or a stack frame and print a forged
+line, rewrite the line as it is written, or read the grader's own objects for the
+expected answers. None of this can be prevented inside a process the submission
+owns, so it is looked for in the code instead: every way this module knows to
+reach the cell text, frames, the interpreter, hidden code (strings run as code,
+pickles), the files or the grader's internals is named here, once. Honest work on
+the exercises needs none of them (the learner copies use numpy, math, matplotlib,
+attn and ``check``, ``hint``, ``variant``, ``progress``, ``record_progress``), and
+``tests/grading/test_tampering.py`` keeps a list of honest idioms that must stay
+unflagged (``x.item()``, ``plt.step``, ``np.lib.stride_tricks``, ``%time``, ...).
+
+It is a list, so it can be incomplete: it raises the cost of forging a hand-over,
+it does not make it impossible (the README's *What it does not guarantee*).
+A notebook that uses one is flagged ``tampering``, and a row that would give
+credit is marked ``review``: no credit until a person has read the code (:mod:`grade`).
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+# Modules honest work may import; anything else (sys, os, inspect, gc, ctypes, IPython, importlib, io, pickle,
+# threading, subprocess, ...) is a means. attn.grading is further limited to the learner's API.
+ALLOWED_MODULES = frozenset({
+    "numpy", "math", "cmath", "attn", "matplotlib", "mpmath", "scipy", "itertools", "functools", "fractions",
+    "decimal", "statistics", "random", "collections", "dataclasses", "typing", "numbers", "copy", "string", "re",
+    "textwrap", "pprint", "heapq", "bisect", "time", "json", "warnings", "ipywidgets", "__future__",
+})
+ALLOWED_IPYTHON = frozenset({"IPython.display"})  # display(...), HTML(...): its module attributes are still read
+LEARNER_API = frozenset({"check", "hint", "variant", "progress", "record_progress"})
+
+# Names that reach the kernel, the interpreter, hidden code or the cell history. Any other dunder name
+# (__builtins__, __import__, __build_class__, __loader__, ...) is a means too, but for HARMLESS_DUNDERS.
+NAMES = frozenset({
+    "get_ipython", "globals", "locals", "vars", "exec", "eval", "compile", "breakpoint", "open",
+    "In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "exit", "quit", "memoryview",
+})
+# Built-ins that read or write an attribute by name: called with a constant name, the name is judged like an
+# attribute; passed as a value (map(getattr, ...), functools.reduce(getattr, ...)), they are a means themselves.
+BY_NAME = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+# Attribute names that reach the same from an object: frames and code, interpreter modules hanging off a library
+# (matplotlib.cbook.sys, np.ctypeslib), strings or pickles run as code, file input and output through numpy,
+# IPython's hooks, and the grader's own objects. Called (``x.item()``), ``item`` is NumPy's and harmless.
+ATTRIBUTES = frozenset({
+    "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame", "gi_code",
+    "cr_frame", "ag_frame", "co_consts", "_getframe",
+    "sys", "os", "builtins", "inspect", "gc", "ctypes", "ctypeslib", "importlib", "IPython", "ipykernel",
+    "get_ipython", "subprocess", "io", "f2py", "distutils", "pathlib", "threading", "pickle", "marshal",
+    "fromfile", "tofile", "loadtxt", "savetxt", "genfromtxt", "fromregex", "load", "save", "savez",
+    "savez_compressed", "memmap", "DataSource", "open", "read_array", "write_array",
+    "get_type_hints", "ForwardRef", "Formatter", "get_field", "vformat",
+    "events", "input_transformers_post", "input_transformers_cleanup", "ast_transformers", "displayhook",
+    "excepthook", "showwarning", "showtraceback", "display_pub", "shell", "kernel",
+    "expected", "judge", "judge_outcomes", "routes", "honest", "answer_listeners", "get_item",
+    "REGISTRY", "_cache", "parts", "part", "mistakes",
+})
+CALLED_ONLY = frozenset({"item"})  # harmless when called: x.item(); as a value (v.item.expected) it is the grader's
+HARMLESS_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__init__", "__main__", "__future__"})
+KEYWORDS = frozenset({"allow_pickle"})  # np.load(..., allow_pickle=True) runs a pickle: code hidden in bytes
+# Line magics an honest notebook uses; the code of %time, %timeit and their cell forms is read like any other code.
+MAGICS = frozenset({"matplotlib", "time", "timeit"})
+# A format string's field that reads an attribute or an item: "{0.__globals__}", "{f.f_back}".
+_FORMAT_FIELD = re.compile(r"\{([^{}!:]*[.\[][^{}!:]*)[}!:]")
+_FIELD_NAME = re.compile(r"[.\[]\s*([A-Za-z_]\w*)")
+
+
+def python_source(cell: str) -> str:
+    """The cell as the kernel runs it: IPython's own transformer turns magics and ``!`` lines into calls."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(cell)
+
+
+def _magic_code(node: ast.Call) -> tuple[str | None, str | None]:
+    """``(magic, code)`` for ``get_ipython().run_line_magic('time', 'f(x)')`` and ``run_cell_magic``; else Nones."""
+    f = node.func
+    if not (isinstance(f, ast.Attribute) and f.attr in ("run_line_magic", "run_cell_magic")
+            and isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name)
+            and f.value.func.id == "get_ipython" and not f.value.args):
+        return None, None
+    args = node.args
+    if not args or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args):
+        return None, None
+    return args[0].value, args[-1].value
+
+
+def _import_means(node) -> list[str]:
+    out = []
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            top = a.name.split(".")[0]
+            if (top not in ALLOWED_MODULES and a.name not in ALLOWED_IPYTHON) or a.name.startswith("attn.grading."):
+                out.append(f"import {a.name}")
+    elif isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        top = module.split(".")[0]
+        if node.level or (top not in ALLOWED_MODULES and module not in ALLOWED_IPYTHON):
+            out.append(f"import {'.' * node.level}{module}")
+        elif module.startswith("attn.grading"):
+            out += [f"import {module}.{a.name}" for a in node.names
+                    if module != "attn.grading" or a.name not in LEARNER_API]
+        elif module == "attn":
+            out += [f"import attn.{a.name}" for a in node.names if a.name in ("grading", "*")]
+        else:  # from numpy import load, from typing import get_type_hints
+            out += [f"import {module}.{a.name}" for a in node.names if a.name in ATTRIBUTES]
+    return out
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__") and len(name) > 4 and name not in HARMLESS_DUNDERS
+
+
+def _attribute_means(attr: str, called: bool) -> bool:
+    return attr in ATTRIBUTES or _is_dunder(attr) or (attr in CALLED_ONLY and not called)
+
+
+def _format_means(text: str) -> list[str]:
+    """Attributes a format string reads from its arguments: ``"{0.__globals__[_ih]}".format(f)``."""
+    out = []
+    for field in _FORMAT_FIELD.findall(text):
+        out += [f"a format string reading .{name}" for name in _FIELD_NAME.findall(field)
+                if _attribute_means(name, called=False) or name in NAMES]
+    return out
+
+
+def _nested(text: str, depth: int) -> list[str]:
+    """The means in code held in a string that a library runs (a magic's code, a string annotation)."""
+    if depth >= 3:
+        return []
+    try:
+        return _means_in(ast.parse(python_source(text)), depth + 1)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+
+
+def _annotations(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            yield from (a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs
+                        + [args.vararg, args.kwarg] if a is not None and a.annotation is not None)
+            if node.returns is not None:
+                yield node.returns
+        elif isinstance(node, ast.AnnAssign):
+            yield node.annotation
+
+
+STAR_EXPORTS = {"re": {"compile"}}  # allowed modules whose star import binds a name of NAMES to something harmless
+
+
+def own_names(trees: list) -> set:
+    """Names the notebook binds itself (assigned, defined, imported, or from an allowed star import): a variable
+    named ``exec`` or ``from re import *``'s ``compile`` is the learner's own, not the built-in."""
+    def clean(value) -> bool:  # exec = exec would launder the built-in: the value may name none of them
+        return not any(isinstance(n, ast.Name) and (n.id in NAMES or n.id in BY_NAME or _is_dunder(n.id))
+                       for n in ast.walk(value))
+
+    own = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and clean(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                own |= {t.id for t in targets if isinstance(t, ast.Name)}
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                own.add(node.name)
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                for a in node.names:
+                    own |= STAR_EXPORTS.get(node.module or "", set()) if a.name == "*" else set()
+    return own
+
+
+def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> list[str]:
+    out = []
+    magic_calls = set()  # get_ipython() calls that are IPython's own rewriting of an allowed magic
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            magic, code = _magic_code(node)
+            if magic is None:
+                continue
+            magic_calls.add(id(node.func.value.func))
+            if node.func.attr == "run_line_magic" and magic not in MAGICS:
+                out.append(f"magic %{magic}")
+            elif node.func.attr == "run_cell_magic" and magic not in ("time", "timeit"):
+                out.append(f"magic %%{magic}")
+            else:
+                out += _nested(code, depth)
+    for annotation in _annotations(tree):  # typing.get_type_hints and singledispatch evaluate string annotations
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            out += _nested(annotation.value, depth)
+    modules = {(a.asname or a.name).split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for a in node.names} | {a.asname or a.name for node in ast.walk(tree)
+                                       if isinstance(node, ast.ImportFrom) for a in node.names}
+    for node in ast.walk(tree):
+        out += _import_means(node)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):  # (a variable named exec is harmless)
+            name = node.id
+            if (name in NAMES and name not in own) or _is_dunder(name) or name.startswith("_attn") or \
+                    (name.startswith("_i") and name[2:].isdigit()):
+                if not (name == "get_ipython" and id(node) in magic_calls):
+                    out.append(name)
+            elif name in BY_NAME and id(node) not in called:
+                out.append(f"{name} passed as a value")
+        elif isinstance(node, ast.Attribute):
+            if _attribute_means(node.attr, id(node) in called):
+                out.append(f".{node.attr}")
+            elif (isinstance(node.value, ast.Attribute) and node.value.attr == "grading"
+                  and node.attr not in LEARNER_API):
+                out.append(f".grading.{node.attr}")
+            elif isinstance(node.ctx, (ast.Store, ast.Del)):
+                root = node.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                # a library's attribute (json.dumps = f, np.core.x.y = f): what the grader's own code calls
+                if isinstance(root, ast.Name) and (root.id in modules or
+                                                   (root is not node.value and root.id != "self")):
+                    out.append(f"assigning {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BY_NAME:
+            name, args = node.func.id, node.args
+            attr = args[1] if len(args) > 1 else None
+            if name in ("setattr", "delattr"):
+                out.append(name)
+            elif not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
+                out.append(f"{name} with a computed name")
+            elif _attribute_means(attr.value, called=False) or attr.value in ("grading", "item"):
+                out.append(f"{name} .{attr.value}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+                and len(node.args) == 3:
+            out.append("type() making a class")
+        elif isinstance(node, ast.keyword) and node.arg in KEYWORDS:
+            out.append(f"{node.arg}=")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "{" in node.value:
+            out += _format_means(node.value)
+    return out
+
+
+def means(cells: list[str]) -> list[str]:
+    """Every means of tampering in the code cells (as sent to the kernel), sorted, each once.
+
+    ``cells``: code cell sources (str). A cell that is not Python even after IPython's transformation is skipped
+    (the kernel cannot run it either). Never raises for any text; returns ``[]`` for honest work.
+    """
+    trees, found = [], set()
+    for cell in cells:
+        try:
+            trees.append(ast.parse(python_source(cell)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    try:
+        own = frozenset(own_names(trees))
+        for tree in trees:
+            found.update(_means_in(tree, own=own))
+    except RecursionError:  # code nested too deep to walk is not honest work either
+        found.add("code nested too deeply to read")
+    return sorted(found)
