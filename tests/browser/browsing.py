@@ -35,7 +35,7 @@ class PageReport:
     failed_requests: list = field(default_factory=list)
     math: dict = field(default_factory=dict)
     math_overflow: list = field(default_factory=list)  # formulas wider than a box they sit in (cut off or scrolled)
-    output_overflow: list = field(default_factory=list)  # printed outputs and tables wider than their column (scrolled)
+    output_overflow: list = field(default_factory=list)  # code, printed outputs and tables wider than their column
     search_buttons: list = field(default_factory=list)  # where each rendered search button sits (header, sidebar)
     images: list = field(default_factory=list)
     figures: list = field(default_factory=list)
@@ -154,6 +154,14 @@ OUTPUT_OVERFLOW_JS = r"""
     if (pre.scrollWidth > pre.clientWidth + 4) {
       const widest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
       out.push(`output ${pre.scrollWidth} px wide in a column of ${pre.clientWidth} px: ${widest.trim().slice(0, 100)}`);
+    }
+  }
+  // code a reader must scroll sideways to read: cell inputs and code blocks in the prose
+  for (const pre of document.querySelectorAll('.bd-article .cell_input pre, .bd-article div.highlight pre')) {
+    if (pre.clientWidth === 0 || pre.closest('.cell_output, .output')) continue;
+    if (pre.scrollWidth > pre.clientWidth + 4) {
+      const widest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
+      out.push(`code ${pre.scrollWidth} px wide in a column of ${pre.clientWidth} px: ${widest.trim().slice(0, 100)}`);
     }
   }
   // a table wider than its scroll container hides its last columns behind a horizontal scroll bar
@@ -338,6 +346,8 @@ async def _visit(context, server: str, name: str) -> PageReport:
             await page.evaluate(MATHJAX_DONE)
             seen = set(report.math_overflow)
             report.math_overflow += [m for m in await page.evaluate(MATH_OVERFLOW_JS) if m not in seen]
+            seen = set(report.output_overflow)  # the solutions' code and outputs, now that they are shown
+            report.output_overflow += [m for m in await page.evaluate(OUTPUT_OVERFLOW_JS) if m not in seen]
             unfolded = await page.evaluate(COLLECT_JS)  # solution text was in the DOM already; alt texts likewise
             report.math["raw_tex"] = list(dict.fromkeys(report.math["raw_tex"] + unfolded["math"]["raw_tex"]))
         # axe-core injected as an inline script (no request); preload: false, or axe re-fetches every

@@ -61,13 +61,14 @@ def test_one_search_button_beside_the_sidebar(visit, name):
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_printed_output_fits_its_column(visit, name):
-    """At 1280 px no code cell prints a line wider than the text column, and no table is wider than it (either
-    would need a horizontal scroll bar, and a table's last column would be out of sight): print one fact per
-    line; let a table's long formulas break between their parts."""
+def test_code_and_printed_output_fit_their_column(visit, name):
+    """At 1280 px no code line and no printed line is wider than the text column, and no table is wider than it
+    (each would need a horizontal scroll bar, and what is cut off, a shape comment or a table's last column, is
+    out of sight): wrap code at the width tests/pages/test_code_width.py checks; print one fact per line; let a
+    table's long formulas break between their parts."""
     r = visit(name)
     assert not r.error, f"{name}: {r.error}"
-    assert not r.output_overflow, f"{name}: outputs wider than the column at 1280 px:\n" + "\n".join(r.output_overflow[:8])
+    assert not r.output_overflow, f"{name}: code, outputs or tables wider than the column at 1280 px:\n" + "\n".join(r.output_overflow[:8])
 
 
 @pytest.mark.parametrize("name", PAGES)

@@ -2,7 +2,9 @@
 
 A code cell that builds the book (finding labels, making links to other pages with ``attn.book_index``) teaches
 nothing about attention: it must be tagged ``remove-cell`` (or ``remove-input``, ``hide-input``). The strands
-page, whose subject is the book's own structure, is the exception.
+page, whose subject is the book's own structure, is the exception. Handing numbers to the prose
+(``glue_values(...)``, ``glue(...)``) is bookkeeping too, on every page: it sits in a hidden cell after the one
+that computes the numbers, which shows the computation alone.
 """
 import re
 from pathlib import Path
@@ -16,16 +18,17 @@ CELL = re.compile(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```(?:\n|$)", re.S)
 TAGS = re.compile(r"^:tags:\s*\[(?P<tags>[^\]]*)\]|^\s*tags:\s*\[(?P<tags2>[^\]]*)\]", re.M)
 HIDDEN = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
 MACHINERY = re.compile(r"\bbook_index\.(?!SECTIONS|STRANDS)\w+\(")
+GLUE = re.compile(r"^\s*(?:glue_values|glue)\(", re.M)
 
 
-def shown_machinery(text: str) -> list[str]:
-    """The first line of every cell that calls ``book_index`` and is shown to readers."""
+def shown_machinery(text: str, rule: re.Pattern = MACHINERY) -> list[str]:
+    """The first line of every cell shown to readers that does what ``rule`` finds (``book_index`` calls)."""
     found = []
     for m in CELL.finditer(text):
         body = m.group("body")
         tags = {t.strip() for g in TAGS.finditer(body) for t in (g.group("tags") or g.group("tags2")).split(",")}
-        if MACHINERY.search(body) and not tags & HIDDEN:
-            found.append(next(line for line in body.splitlines() if MACHINERY.search(line)))
+        if rule.search(body) and not tags & HIDDEN:
+            found.append(next(line for line in body.splitlines() if rule.search(line)))
     return found
 
 
@@ -37,9 +40,18 @@ def test_book_machinery_is_hidden(page):
     assert not shown, f"{page.relative_to(ROOT)} shows book-building code: {shown}"
 
 
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_glue_is_hidden(page):
+    shown = shown_machinery(page.read_text(encoding="utf-8"), GLUE)
+    assert not shown, f"{page.relative_to(ROOT)} shows glue bookkeeping: {shown}"
+
+
 def test_the_rule_catches_a_shown_cell_and_passes_a_hidden_one():
     shown = "```{code-cell} ipython3\nlabels = book_index.find_labels()\n```\n"
     hidden = "```{code-cell} ipython3\n:tags: [remove-cell]\n\nlabels = book_index.find_labels()\n```\n"
     meta = "```{code-cell} ipython3\n---\ntags: [hide-input]\n---\nx = book_index.link(l)\n```\n"
     assert shown_machinery(shown) == ["labels = book_index.find_labels()"]
     assert shown_machinery(hidden) == [] and shown_machinery(meta) == []
+    glued = "```{code-cell} ipython3\nw = 1\nglue_values(w=w)\n```\n"
+    assert shown_machinery(glued, GLUE) == ["glue_values(w=w)"]
+    assert shown_machinery(glued.replace("w = 1\n", ":tags: [remove-cell]\n\n"), GLUE) == []
