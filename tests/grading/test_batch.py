@@ -208,6 +208,42 @@ def test_code_that_reaches_the_hand_over_or_the_expected_answers_gets_no_credit_
     assert rows["honest-magics.md"]["status"] == "correct" and rows["honest-magics.md"]["flags"] == ""
 
 
+def test_checks_in_the_grader_record_and_never_judge(sample_report):
+    """The learner's checks run in the grader's kernel, top-level ones too: each records the answers it saw and
+    returns a truthy note, never a verdict. So ``fb = check(...)`` binds ``fb``; two problems with the same
+    variable names are each judged on the answers their own check saw; a variant's seed comes from its check; and a
+    loop that searches with check learns nothing (it stops at its first try)."""
+    rows = {r["file"]: r for r in _rows(sample_report["out"]) if r["file"] != "two-problems.md"}
+    for name in ("fb-then-use.md", "checked-seed.md"):
+        assert (rows[name]["status"], rows[name]["parts_correct"]) == ("correct", "3"), name
+    both = {r["item"]: r["status"] for r in _rows(sample_report["out"]) if r["file"] == "two-problems.md"}
+    assert both == {"B01": "correct", "B04": "correct"}
+    oracle = rows["attacks/check-oracle.md"]
+    assert oracle["status"] == "not yet" and oracle["parts_correct"] == "0"
+    fishing = rows["attacks/seed-fishing.md"]  # a blind answer fits one of eight seeds: never credit
+    assert (fishing["status"], fishing["parts_correct"], fishing["flags"]) == ("review", "", "many_seeds")
+
+
+def test_text_no_encoding_can_write_never_stops_the_run(sample_report, tmp_path):
+    """A lone surrogate in a learner's error message or metadata, or a file name that is not UTF-8, is written as
+    its escape: the file keeps its row and the run its reports (they once crashed the whole run, and every resume).
+    A submission that starts like one of the grader's reports is graded all the same."""
+    import os
+
+    raw = {Path(r["file"]).name: r for r in csv.DictReader(open(sample_report["out"].with_suffix(".csv"),
+                                                                  encoding="utf-8"))}
+    assert "\\ud800" in raw["surrogate-error.md"]["message"] and raw["claimed-surrogate.ipynb"]["claimed"] == "Kim \\ud800"
+    assert raw["looks-like-a-report.md"]["status"] == "not yet"
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(SUBMISSIONS / "honest-magics.md", folder / os.fsdecode(b"Jos\xe9.md"))
+    out = tmp_path / "grades"
+    proc = subprocess.run(_cli(folder, "-o", out), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (row,) = csv.DictReader(open(out.with_suffix(".csv"), encoding="utf-8"))
+    assert (row["learner"], row["status"]) == ("Jos\\udce9", "correct")
+
+
 def test_no_file_outside_the_sandbox_changed_and_nothing_is_left_running(sample_report):
     folder = sample_report["folder"]
     after = _tree(folder)
@@ -557,3 +593,27 @@ def test_attns_own_function_passed_to_check_is_flagged():
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('import attn\ncheck("E01", softmax=attn.softmax)')])
     assert "uses_attn_in:softmax" in flags(nb, {"softmax"})
+
+
+def test_a_notebook_too_large_to_read_is_for_review_and_never_run(tmp_path):
+    """Reading code costs the grader's own time and memory, outside every sandbox limit (4 MB of code once took
+    100 s and 2.2 GB): over 256 kB of code the notebook is not read further nor run; its rows say so."""
+    from attn.grading.runner.grade import CODE_LIMIT
+
+    cells = ["from attn.grading import check\nflops = 1\ncheck('E06')", "x = [" + "0, " * (CODE_LIMIT // 3) + "0]"]
+    path = tmp_path / "huge.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    (row,) = batch.grade_file(path)
+    assert (row["status"], row["flags"], row["score"]) == ("review", "code_too_large", "")
+    assert "not run" in row["message"]
+
+
+def test_a_notebook_of_many_failing_cells_keeps_its_reports_small(tmp_path):
+    """Each failing cell becomes a note on the file's rows; a hundred of them once made a 17 MB report from a
+    0.9 MB notebook. A row keeps the first 20 notes (each short) and says how many more there were."""
+    cells = ["from attn.grading import check\ncheck('E06')"] + [f"v{i:03d}_{'x' * 200} = 1 / 0" for i in range(30)]
+    path = tmp_path / "failing.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    (row,) = batch.grade_file(path, cell_timeout=10)
+    assert len(row["notes"]) == 21 and row["notes"][-1]["error"] == "and 10 more cells failed"
+    assert all(len(n["error"]) <= 300 for n in row["notes"]) and row["notes"][0]["error"].startswith("ZeroDivisionError")

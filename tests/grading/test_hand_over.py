@@ -99,10 +99,10 @@ def test_a_float16_result_is_named_by_the_teachers_grader_too():
 
 # ----------------------------------------------------------------------------- answers given to check as arguments
 def run_like_the_grader(cells: list[str], spec: dict) -> tuple[dict, dict]:
-    """``(judged, hand-over)``: the grader's first cell, the learner's cells as the grader runs them (top-level
-    grading calls stripped), then the last cell, all in one plain namespace standing for the kernel."""
+    """``(judged, hand-over)``: the grader's first cell, the learner's cells as the grader runs them (as they are:
+    every check records and judges nothing), then the last cell, all in one plain namespace standing for the
+    kernel."""
     from attn.grading import learner_api
-    from attn.grading.runner.notebook import strip_grader_calls
 
     listeners = list(learner_api.answer_listeners)
     ns: dict = {}
@@ -110,7 +110,7 @@ def run_like_the_grader(cells: list[str], spec: dict) -> tuple[dict, dict]:
         exec(compile(collect.prelude_source(), "<prelude>", "exec"), ns)
         for cell in cells:
             with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(strip_grader_calls(cell), "<cell>", "exec"), ns)
+                exec(compile(cell, "<cell>", "exec"), ns)
         names, functions = set(), {}
         for item_id, seed in spec.items():
             item = get_item(item_id)
@@ -118,7 +118,7 @@ def run_like_the_grader(cells: list[str], spec: dict) -> tuple[dict, dict]:
                 names.add(part.name)
                 if part.kind == "function":
                     functions[part.name] = {"cases": item.cases(part.name, seed), "seconds": part.seconds}
-        req = collect.request(names, functions)
+        req = collect.request(names, functions, items={i: get_item(i).part_names for i in spec})
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             exec(compile(collect.cell_source(req), "<cell>", "exec"), ns)
@@ -138,8 +138,8 @@ B01_GIVENS = ("import numpy as np, attn, contextlib\n"
 NESTED_FORMS = {  # each judges S, W and W @ V in the notebook (the learner sees ✓✓✓), never assigning the variables
     "if": 'from attn.grading import check\nif check("B01", scores=S):\n    print("yes")\n'
           'if not check("B01", "weights", W): pass\nelse:\n    ok = check("B01", output=W @ V)\n',
-    "loop": 'from attn.grading import check\nfor guess in (S * 0, S):\n    if check("B01", scores=guess):\n'
-            '        break\nfor name, value in [("weights", W), ("output", W @ V)]:\n    check("B01", name, value)\n',
+    "loop": 'from attn.grading import check\nfor mine in (S,):\n    if check("B01", scores=mine):\n'
+            '        pass\nfor name, value in [("weights", W), ("output", W @ V)]:\n    check("B01", name, value)\n',
     "function": 'from attn.grading import check\ndef mine(s, w):\n    return check("B01", scores=s, weights=w)\n'
                 'mine(S, W)\nlambda_check = (lambda o: check("B01", "output", o))\nlambda_check(W @ V)\n',
     "with": 'from attn.grading import check\nwith contextlib.nullcontext():\n    check("B01", scores=S)\n'
@@ -155,10 +155,29 @@ NESTED_FORMS = {  # each judges S, W and W @ V in the notebook (the learner sees
 
 @pytest.mark.parametrize("form", sorted(NESTED_FORMS))
 def test_answers_given_to_a_nested_or_renamed_check_are_judged_as_check_judged_them(form):
-    # the grader strips top-level check(...) calls into assignments; the others run in the kernel, where they
-    # record the answers given, handed over as data and judged here
+    # every check runs in the kernel, where it records the answers it judges (and judges nothing): handed over as
+    # data and judged here
     judged, _ = run_like_the_grader([B01_GIVENS, NESTED_FORMS[form]], {"B01": None})
     assert [p["status"] for p in judged["B01"]["parts"]] == ["correct"] * 3, (form, judged)
+
+
+def test_in_the_graders_kernel_check_is_no_oracle():
+    """A search with check (``for guess in ...: if check(...): break``) gets a truthy note at its first try and
+    stops there; ``fb = check(...)`` binds a note that says the answers were recorded."""
+    from attn.grading import learner_api
+    from attn.grading.runner.kernel_side import RECORDED
+
+    search = ('from attn.grading import check\nfor guess in (S * 0, S):\n    if check("B01", scores=guess):\n'
+              '        break\nscores = guess\n')
+    judged, _ = run_like_the_grader([B01_GIVENS, search], {"B01": None})
+    assert judged["B01"]["parts"][0]["status"] == "not yet"  # S * 0, the first try
+    listeners, ns = list(learner_api.answer_listeners), {}
+    try:
+        exec(compile(collect.prelude_source(), "<prelude>", "exec"), ns)
+        exec("from attn.grading import check\nscores = 1\nfb = check('B01', 'scores')", ns)
+    finally:
+        learner_api.answer_listeners[:] = listeners
+    assert bool(ns["fb"]) and str(ns["fb"]).startswith(RECORDED[0])
 
 
 def test_the_items_a_renamed_check_names_are_graded():

@@ -37,6 +37,19 @@ HONEST = {
     "a random generator": "import numpy as np\nrng = np.random.default_rng(0)\nrng.standard_normal((3, 4)).T @ np.ones(3)",
     "regular expressions": "import re\nre.findall(r'\\d{2}', 'a12')",
     "a star import and a variable named exec": "from re import *\nexec = 'an execution time'\nprint(compile)",
+    "versions and class names": "import numpy as np\nprint(np.__version__)\nclass A:\n    def __repr__(self):\n"
+                                "        return f'{self.__class__.__name__}()'\nlen([1]) == [1].__len__()",
+    "%%capture": "%%capture\nimport numpy as np",
+    "%config, %load_ext autoreload, %precision": "%config InlineBackend.figure_format = 'retina'\n"
+                                                  "%load_ext autoreload\n%autoreload 2\n%precision 3",
+    "operator, timeit, datetime, tqdm": "import operator, timeit, datetime\nfrom tqdm import tqdm\n"
+                                        "operator.itemgetter(0)([1])\ntimeit.timeit('sum(range(10))', number=10)\n"
+                                        "f = operator.attrgetter('shape')",
+    "attn.grading's API by its path": "import attn\nimport attn.grading as g\nattn.grading.check('B01')\n"
+                                      "g.check('B01')\ng.hint('B01')",
+    "attributes of one's own named like the grader's": "class Case:\n    def __init__(self, expected, parts):\n"
+                                                        "        self.expected = expected\n        self.parts = parts\n"
+                                                        "c = Case(1, [2])\nprint(c.expected, c.parts)",
 }
 
 HOSTILE = {  # code -> a means that must be among those named
@@ -73,6 +86,21 @@ HOSTILE = {  # code -> a means that must be among those named
     "import threading": "import threading",
     "exec = exec\nexec('print(1)')": "exec",
     "from re import *\nfrom ipywidgets import *\nget_ipython()": "get_ipython",
+    "import attn\ng = attn.grading\ng.items()": "attn.grading as a value",
+    "import attn.grading as g\nits = g.items()": "g.items",
+    "match check:\n    case object(__globals__=gl):\n        pass": "a pattern reading .__globals__",
+    "match v:\n    case object(item=it):\n        pass": "a pattern reading .item",
+    "import collections\ns = collections._sys\ns.stdout = None": "._sys",
+    "from random import _os": "import random._os",
+    "import operator\noperator.attrgetter('f_back')(e)": "attrgetter .f_back",
+    "import operator\nget = operator.attrgetter\nget('x')": ".attrgetter passed as a value",
+    "import timeit\ntimeit.timeit(\"__import__('os')\", number=1)": "__import__",
+    "%load_ext mine": "magic %load_ext mine",
+    "%config InteractiveShell.ast_transformers = []": "magic %config InteractiveShell.ast_transformers = []",
+    "%%bash\nls": "magic %%bash",
+    "import contextlib": "import contextlib",
+    "from unittest import mock": "import unittest",
+    "x = np.__dict__": ".__dict__",
 }
 
 

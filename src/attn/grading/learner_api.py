@@ -20,6 +20,8 @@ _hints_shown: dict[str, int] = {}
 # them: the values given (``check("B01", scores=S)``: ``{"scores": S}``) and the variables read for the parts
 # named (``check("B01", "scores")``: ``{"scores": scores}``). The teachers' grader listens here inside
 # the learner's kernel to hand those answers over as data (runner/kernel_side.py); a listener never sees a verdict.
+# A listener that returns a Note takes the verdict's place: check returns that note and judges nothing (in the
+# grader's kernel no check may be an oracle).
 answer_listeners: list = []
 
 
@@ -99,11 +101,15 @@ def _check(item_id, names, answers, seed, namespace) -> Feedback | Report | Note
         names = item.part_names
     # what this check judges, part by part: the values given, and the variables it reads for the parts named
     judged = {**{n: namespace[n] for n in names if n in namespace and n in item.part_names}, **given}
+    replies = []
     for listen in list(answer_listeners):
         try:
-            listen(item.id, seed, judged, namespace)
+            replies.append(listen(item.id, seed, judged, namespace))
         except Exception:  # noqa: BLE001 - a listener's problem is never the learner's
             pass
+    reply = next((r for r in replies if isinstance(r, Note)), None)
+    if reply is not None:  # a listener that keeps the answers instead (the teachers' grader): no verdict here
+        return reply
     # the learner's own answers to every part, for follow-through marking
     own = {n: namespace[n] for n in item.part_names if n in namespace and namespace[n] is not Ellipsis}
     own.update(given)

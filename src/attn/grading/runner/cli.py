@@ -39,7 +39,10 @@ def outputs(stem: Path) -> list[Path]:
 
 
 def _own_output(path: Path) -> bool:
-    """A report this grader wrote (under any stem): never graded as a submission."""
+    """A report this grader wrote (under any stem): never graded as a submission. Only a file with a report's
+    suffix is looked at, so a notebook (``.md``, ``.ipynb``) is always graded, whatever its first bytes say."""
+    if not any(path.name.endswith(s) for s in OUTPUT_SUFFIXES):
+        return False
     try:
         with open(path, "rb") as fh:
             head = fh.read(300)

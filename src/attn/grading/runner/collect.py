@@ -83,9 +83,11 @@ def decode(v, depth: int = 0):
     return Opaque("object")
 
 
-def request(item_parts: dict, functions: dict, nonce: str | None = None) -> dict:
-    """What the last cell is asked for: the variable names, and each function part's cases and time limit."""
+def request(item_parts: dict, functions: dict, nonce: str | None = None, items: dict | None = None) -> dict:
+    """What the last cell is asked for: the variable names, each item's part names (for the answers its own
+    checks recorded), and each function part's cases and time limit."""
     return {"nonce": nonce or "ATTN" + secrets.token_hex(16), "names": sorted(item_parts),
+            "items": {k: sorted(v) for k, v in (items or {}).items()},
             "functions": {name: {"cases": [encode(tuple(c)) for c in job["cases"]], "seconds": job["seconds"]}
                           for name, job in functions.items()},
             "limits": LIMITS}
@@ -154,7 +156,8 @@ def judge_items(spec: dict, data: dict | None) -> dict:
     from ..items import get_item
 
     data = data if isinstance(data, dict) else {}
-    values = data.get("values") if isinstance(data.get("values"), dict) else {}
+    all_values = data.get("values") if isinstance(data.get("values"), dict) else {}
+    by_item = data.get("by_item") if isinstance(data.get("by_item"), dict) else {}
     functions = data.get("functions") if isinstance(data.get("functions"), dict) else {}
     out = {}
     for item_id, seed in spec.items():
@@ -163,6 +166,8 @@ def judge_items(spec: dict, data: dict | None) -> dict:
         except KeyError:
             out[item_id] = {"title": "", "error": f"there is no item {item_id!r}"}
             continue
+        own = by_item.get(item.id)  # the answers this item's own check recorded, where they stand for the variables
+        values = {**all_values, **own} if isinstance(own, dict) else all_values
         if item.seeded and seed is None:
             out[item.id] = {"title": item.title, "error": "a variant needs its seed: no variant(..., seed) was made"}
             continue

@@ -89,23 +89,44 @@ def _function_jobs(spec: dict) -> tuple[set, dict]:
     return names, functions
 
 
+def _part_names_of(item_id: str) -> list:
+    from ..items import get_item
+
+    try:
+        return list(get_item(item_id).part_names)
+    except KeyError:
+        return []
+
+
 MAX_SEEDS = 16  # seeds tried per variant item (a notebook making thousands of variants costs no more)
+CODE_LIMIT = 256_000  # bytes of code the grader reads and runs per notebook
+NOTES_KEPT, NAMES_KEPT = 20, 20  # per row: a notebook of a hundred failing cells cannot fill the reports
+SEEDS_TO_REVIEW = 3  # more candidate seeds than this and a right answer may be a guess that fits one of them
 
 
 def _seed_candidates(spec: dict, literal: dict, data) -> dict:
-    """``{item_id: [seed, ...]}``, the seeds an item's answers may follow: those of the ``Variant`` objects the
-    notebook holds at the end (in the order it made them), then every literal seed in its code. A learner who
-    answers ``v = variant("V01", 0)`` and then looks at ``variant("V01", 3)`` answered seed 0, not 3."""
-    held: dict = {}
-    for v in (data or {}).get("variants", []) if isinstance(data, dict) else []:
-        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int) and v[1] >= 0:
-            held.setdefault(v[0].upper(), []).append(v[1])
+    """``{item_id: [seed, ...]}``, the seeds an item's answers may follow. The seeds the learner's own checks used
+    (``v.check()``, ``check("V01", seed=s)``), most recent first, when there are any: the learner said which variant
+    they answered. Otherwise those of the ``Variant`` objects the notebook holds at the end (in the order it made
+    them), then every literal seed in its code. A learner who answers ``v = variant("V01", 0)`` and then looks at
+    ``variant("V01", 3)`` answered seed 0, not 3."""
+    def pairs(key):
+        out: dict = {}
+        for v in (data or {}).get(key, []) if isinstance(data, dict) else []:
+            if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int) and v[1] >= 0:
+                out.setdefault(v[0].upper(), []).append(v[1])
+        return out
+
+    held, checked = pairs("variants"), pairs("checked")
     out = {}
     for item_id, seed in spec.items():
         if seed is not None and _has_function_part(item_id):  # its cases were computed for this seed
             out[item_id] = [seed]
             continue
-        found = held.get(item_id, []) + literal.get(item_id, []) + ([seed] if seed is not None else [])
+        if checked.get(item_id):
+            found = checked[item_id][::-1]
+        else:
+            found = held.get(item_id, []) + literal.get(item_id, []) + ([seed] if seed is not None else [])
         out[item_id] = list(dict.fromkeys(found))[:MAX_SEEDS]
     return out
 
@@ -135,6 +156,10 @@ def _judge_best_seed(spec: dict, seeds: dict, data) -> dict:
             g = collect.judge_items({item_id: seed}, data)[item_id]
             if n_correct(g) > n_correct(best):
                 best = g
+        if len(candidates) > SEEDS_TO_REVIEW and n_correct(best):
+            best["review"] = (f"the notebook made or checked {len(candidates)} variants of {item_id}; judged against "
+                              f"seed {best.get('seed')}, the one its answers fit best: look at which one the learner "
+                              "answered")
         judged[item_id] = best
     return judged
 
@@ -267,15 +292,27 @@ def grade_file(path: Path, items: list | None = None, cell_timeout: float = 30.0
     if not spec:
         why = unknown or 'no check("...") call names an item; use --items to grade it anyway'
         return [make_row(learner, file, status="no items", flags=row_flags, **base, message=why)]
+    code_bytes = sum(len(c.encode("utf-8", "surrogatepass")) for c in code_cells(nb))
+    if code_bytes > CODE_LIMIT:  # reading it is the grader's own time and memory, outside every limit
+        return [make_row(learner, file, item, status="review", flags=row_flags + ["code_too_large"], **base,
+                         message=f"review: the notebook holds {code_bytes // 1000} kB of code, more than the grader "
+                                 f"reads ({CODE_LIMIT // 1000} kB; a learner's answers take a few kB); not run")
+                for item in spec]
     names, functions = _function_jobs(spec)
     code_flags = flags(nb, set(functions))
     row_flags += [f for f in code_flags if not f.startswith("uses_attn_in:")]
-    cells = [s for s in (strip_grader_calls(c) for c in code_cells(nb)) if s.strip()]
+    # the learner's checks run as they are: in the grader's kernel each records its answers and judges nothing
+    cells = [c for c in code_cells(nb) if c.strip()]
     means = tampering_means(cells)
     if means:
         row_flags.append("tampering")
     rows = _graded_rows(learner, file, spec, unknown, nb, cells, functions, names, code_flags, row_flags, read_notes,
                         base, cell_timeout, wall, grade_timeout, sandboxed, limits)
+    for r in rows:
+        r["notes"] = [{**n, "error": str(n.get("error", ""))[:300], "names": list(n.get("names", []))[:NAMES_KEPT]}
+                      for n in r["notes"][:NOTES_KEPT]] + (
+            [{"cell": None, "error": f"and {len(r['notes']) - NOTES_KEPT} more cells failed", "names": []}]
+            if len(r["notes"]) > NOTES_KEPT else [])
     for r in rows:
         _to_review(r, means)
     return rows
@@ -287,18 +324,23 @@ def _to_review(row: dict, means: list) -> None:
     ``parts_correct`` do not count."""
     if UNTRUSTED_FLAG not in row["flags"].split() or not (row["status"] == "correct" or row["parts_correct"]):
         return
-    if row["status"] == "review":  # the hand-over itself was forged: its message says how
+    if row["status"] == "review":  # the hand-over itself was forged, or many seeds: its message says why
         return
     shown = ", ".join(means[:8]) + (f" and {len(means) - 8} more" if len(means) > 8 else "")
+    _withhold(row, f"the code uses {shown}: a way to reach the grader's hand-over or its expected answers that "
+                   "honest work does not need")
+
+
+def _withhold(row: dict, why: str) -> None:
+    """Status ``review``: the parts keep their verdicts for the person who reads the code; no score counts."""
     row["status"], row["score"], row["parts_correct"] = "review", "", ""
-    row["message"] = (f"review: the code uses {shown}: a way to reach the grader's hand-over or its expected answers "
-                      "that honest work does not need; no credit until a person has read it"
+    row["message"] = (f"review: {why}; no credit until a person has read it"
                       + (f" | {row['message']}" if row["message"] else ""))
 
 
 def _graded_rows(learner, file, spec, unknown, nb, cells, functions, names, code_flags, row_flags, read_notes, base,
                  cell_timeout, wall, grade_timeout, sandboxed, limits) -> list[dict]:
-    req = collect.request(names, functions)
+    req = collect.request(names, functions, items={i: _part_names_of(i) for i in spec})
     data, notes, crash = run_cells(cells, req, cell_timeout, wall, grade_timeout, sandboxed, limits or Limits())
     seeds = _seed_candidates(spec, seeds_in(nb), data)
     note_text = "; ".join(f"cell {n['cell']} {n['error']}" for n in notes)
@@ -340,6 +382,10 @@ def _graded_rows(learner, file, spec, unknown, nb, cells, functions, names, code
                  if t]
         if extra:
             message = " | ".join([message] + extra if message else extra)
-        rows.append(make_row(learner, file, item_id, g["title"], None, message, parts=parts, flags=item_flags(item_id),
-                             notes=notes, seed=g.get("seed"), **base))
+        row = make_row(learner, file, item_id, g["title"], None, message, parts=parts,
+                       flags=item_flags(item_id) + (["many_seeds"] if g.get("review") else []), notes=notes,
+                       seed=g.get("seed"), **base)
+        if g.get("review") and row["parts_correct"]:
+            _withhold(row, g["review"])
+        rows.append(row)
     return rows

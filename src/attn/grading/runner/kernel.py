@@ -60,6 +60,7 @@ class Kernel:
         self.scratch = self.root / "scratch"
         self.ipc_dir = self.root / "ipc"
         self.km = self.kc = None
+        self.sandbox = None
         self.starts = 0
 
     def start(self) -> None:
@@ -70,7 +71,7 @@ class Kernel:
         km.kernel_name = "python3"
         km.kernel_cmd = []
         if self.sandboxed:
-            km.sandbox = sandbox
+            km.sandbox = self.sandbox = sandbox
             env = kernel_env()
         else:  # --no-sandbox: the same clean environment, with real paths
             home = self.scratch / "home"
@@ -108,6 +109,9 @@ class Kernel:
                 self.km.cleanup_resources()
             except Exception:  # noqa: BLE001
                 pass
+        if self.sandbox is not None:
+            self.sandbox.release()
+            self.sandbox = None
         self.km = self.kc = None
 
     def close(self) -> None:

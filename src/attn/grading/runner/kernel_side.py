@@ -7,14 +7,21 @@ prints is treated by the grader as hostile data (see ``collect.py``).
 Kept free of attn imports: the notebook may have patched attn. ``is_stub`` is the text of
 ``attn/grading/stub.py``, sent ahead of this file (the same test as ``attn.grading.run.is_stub``).
 
-``_attn_listen`` runs first, before the learner's cells, while attn is still as installed: every ``check`` the
-notebook makes (nested in an ``if``, a loop, a function, under another name) then records the answers it was
-given as arguments (``check("B01", scores=S)``), and the last cell hands each over as the part's value, unless the
-notebook assigned the part's variable after that check (an answer is the last one given, as if assigned there).
+``_attn_listen`` runs first, before the learner's cells, while attn is still as installed. From then on every
+``check`` the notebook makes (top-level or nested in an ``if``, a loop, a function, under another name,
+``v.check``) records the answers it judges (given as arguments, ``check("B01", scores=S)``, or read from the
+notebook's variables) and the variant's seed, and returns a neutral, truthy note instead of a verdict: nothing
+judges in the learner's kernel, so no ``check`` can be used there as an oracle, and ``fb = check(...)`` still binds
+``fb``.
+The last cell hands over, item by item, the answer each part had when that item was last checked, if the
+variable has since moved on to another item's check (B01 then B04, both with ``scores``) or is still the object
+checked (changed in place since); otherwise the variable as it stands (an answer corrected after its check).
 """
 
 RECORD = "_attn_checked"  # the learner's namespace holds the record, like their variables
 MAX_SEEDS = 16
+RECORDED = ("Recorded for the teacher's grader",
+            "This notebook is being graded: check() keeps your answers for the grader and judges nothing here.")
 
 
 def _attn_listen(ns):
@@ -22,39 +29,69 @@ def _attn_listen(ns):
 
     try:
         from attn.grading import learner_api
+        from attn.grading.feedback import Note
     except Exception:  # noqa: BLE001 - no attn in this kernel: nothing to listen to
         return
     missing = object()
-    record = {"parts": {}, "seeds": [], "missing": missing}
+    # by_item[item][name] = (when, the value judged, the variable's object then); last[name] = (when, item)
+    record = {"by_item": {}, "last": {}, "when": 0, "seeds": [], "missing": missing}
+
+    class Recorded(Note):
+        """Truthy: ``assert check(...)`` and ``check(...) and check(...)`` go on as on a right answer; a loop that
+        searches with check stops at its first try."""
+
+        def __bool__(self):
+            return True
+
+    reply = Recorded(*RECORDED)
 
     def listen(item_id, seed, given, namespace):
+        record["when"] += 1
+        if item_id not in record["by_item"] and len(record["by_item"]) >= 64:
+            return reply
+        entry = record["by_item"].setdefault(item_id, {})
         for name, value in given.items():
             try:  # what check judged then, even if the notebook later changes the object in place
                 value = copy.deepcopy(value)
             except Exception:  # noqa: BLE001 - an object that cannot be copied is handed over as it is
                 pass
-            # the variable as it stands now: if it is still this object at the end, the answer came after it
-            record["parts"][name] = (value, ns.get(name, missing))
-        if seed is not None and [item_id, seed] not in record["seeds"] and len(record["seeds"]) < MAX_SEEDS:
-            record["seeds"].append([item_id, seed])
+            entry[name] = (record["when"], value, ns.get(name, missing))
+            record["last"][name] = (record["when"], item_id)
+        if seed is not None:
+            if [item_id, seed] in record["seeds"]:
+                record["seeds"].remove([item_id, seed])
+            if len(record["seeds"]) < MAX_SEEDS:
+                record["seeds"].append([item_id, seed])  # most recently checked last
+        return reply
 
     learner_api.answer_listeners.append(listen)
     ns[RECORD] = record
 
 
-def _answers_given(ns):
-    """The learner's namespace as the grader reads it: each answer given to a check stands for its part's variable
-    unless the variable was assigned after that check; and the variants' seeds those checks used."""
+def _answers_given(ns, items):
+    """``(values, by_item, seeds)``: the learner's variables; for each item of ``items`` ({item: [part names]}) the
+    answers its own last check recorded, where they stand for the variables (see the module's docstring); and the
+    variants' seeds the checks used, most recently checked last."""
     record = ns.get(RECORD)
-    if not (isinstance(record, dict) and isinstance(record.get("parts"), dict)):
-        return ns, []
-    view = dict(ns)
-    missing = record.get("missing")
-    for name, entry in record["parts"].items():
-        if isinstance(name, str) and isinstance(entry, tuple) and len(entry) == 2 and ns.get(name, missing) is entry[1]:
-            view[name] = entry[0]
+    if not (isinstance(record, dict) and isinstance(record.get("by_item"), dict)
+            and isinstance(record.get("last"), dict)):
+        return ns, {}, []
+    missing, by_item = record.get("missing"), {}
+    for item_id, names in items.items():
+        entry = record["by_item"].get(item_id)
+        if not isinstance(entry, dict):
+            continue
+        for name in names:
+            got = entry.get(name)
+            if not (isinstance(got, tuple) and len(got) == 3):
+                continue
+            when, value, then = got
+            last = record["last"].get(name)
+            moved_on = isinstance(last, tuple) and len(last) == 2 and last[1] != item_id and last[0] > when
+            if moved_on or ns.get(name, missing) is then:
+                by_item.setdefault(item_id, {})[name] = value
     seeds = record.get("seeds")
-    return view, [s for s in seeds if isinstance(s, list)] if isinstance(seeds, list) else []
+    return ns, by_item, [s for s in seeds if isinstance(s, list)] if isinstance(seeds, list) else []
 
 
 def _attn_collect(ns, request):
@@ -227,14 +264,18 @@ def _attn_collect(ns, request):
             os.close(rfd)
         return outs
 
-    ns, checked_seeds = _answers_given(ns)
-    result = {"values": {}, "functions": {}, "variants": []}
+    ns, by_item, checked_seeds = _answers_given(ns, request.get("items", {}))
+    result = {"values": {}, "by_item": {}, "functions": {}, "variants": [], "checked": []}
     for name in request["names"]:
         if name in ns:
             result["values"][name] = enc(ns[name])
+    for item_id, answers in by_item.items():
+        result["by_item"][str(item_id)[:8]] = {name: enc(v) for name, v in answers.items()}
     for name, job in request["functions"].items():
         fn = ns.get(name)
-        handed = result["values"].get(name)
+        for answers in by_item.values():  # the function as its item's check judged it
+            fn = answers.get(name, fn)
+        handed = enc(fn) if callable(fn) else result["values"].get(name)
         if callable(fn) and not (isinstance(handed, dict) and handed.get("stub")):
             result["functions"][name] = run_function(fn, [dec(c) for c in job["cases"]], job["seconds"])
     for value in list(ns.values()):
@@ -244,7 +285,7 @@ def _attn_collect(ns, request):
                 result["variants"].append([item[:8], seed])
     for item, seed in (s for s in checked_seeds[:MAX_SEEDS] if len(s) == 2):
         if isinstance(item, str) and isinstance(seed, int):
-            result["variants"].append([item[:8], seed])
+            result["checked"].append([item[:8], seed])
     text = json.dumps(result, allow_nan=True)
     if len(text) > limits["total"]:
         text = json.dumps({"error": "the answers are too large to hand over"})

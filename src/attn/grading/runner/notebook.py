@@ -316,6 +316,26 @@ def _attn_names(trees) -> tuple[set, set]:
                 for a in node.names:
                     if not node.module.startswith("attn.grading"):
                         objects.add(a.asname or a.name)
+    # names bound to those (sm = attn.softmax; f = sm; g = partial(sm, tau=2); h = lambda x: sm(x)), to a fixed
+    # point: a function that calls sm calls attn's own. A value attn computed (w = attn.softmax(x)) is not one.
+    def alias(value) -> bool:
+        if isinstance(value, ast.Call):
+            f = value.func
+            return (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "") == "partial"
+        return True
+
+    assigns = [node for tree in trees for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+               and node.value is not None and alias(node.value)]
+    grew = True
+    while grew:
+        grew = False
+        for node in assigns:
+            if any(isinstance(n, ast.Name) and (n.id in modules or n.id in objects) for n in ast.walk(node.value)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                new = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)} - objects - modules
+                if new:
+                    objects |= new
+                    grew = True
     return modules, objects
 
 

@@ -97,5 +97,5 @@ def write_html(rows: list, path: Path) -> Path:
                          f"<td>{esc(str(r['message'])[:300])}</td></tr>")
         parts.append("</table>")
     parts.append("</body></html>\n")
-    path.write_text("".join(parts), encoding="utf-8")
+    path.write_text("".join(parts), encoding="utf-8", errors="backslashreplace")
     return path

@@ -38,11 +38,23 @@ def _item_status(parts) -> str:
     return "not yet"
 
 
+def writable(value):
+    """``value`` with every text made encodable: a lone surrogate (from a learner's error message, a notebook's
+    metadata, or a file name that is not UTF-8) becomes its escape, ``\\udce9``, so no writer can fail on it."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {writable(k): writable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [writable(v) for v in value]
+    return value
+
+
 def make_row(learner, file, item="", title="", status="", message="", parts=None, flags=(), notes=(), claimed="",
              seed=None) -> dict:
     parts = parts or []
     n_ok = sum(p["status"] == "correct" for p in parts)
-    return {
+    return writable({
         "learner": learner, "claimed": claimed, "file": file, "item": item, "title": title,
         "status": status or (_item_status(parts) if parts else ""),
         "parts_correct": n_ok if parts else "", "parts_total": len(parts) if parts else "",
@@ -50,7 +62,7 @@ def make_row(learner, file, item="", title="", status="", message="", parts=None
         "mistakes": " ".join(sorted({p["mistake"] for p in parts if p.get("mistake") and p["status"] != "correct"})),
         "flags": " ".join(sorted(set(flags))), "parts": "; ".join(f"{p['part']}={p['status']}" for p in parts),
         "message": message, "seed": seed, "detail": parts, "notes": list(notes),
-    }
+    })
 
 
 def flag_duplicates(rows: list) -> list:
@@ -67,7 +79,7 @@ def flag_duplicates(rows: list) -> list:
 
 def write_csv(rows: list, path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore", quoting=csv.QUOTE_MINIMAL)
         w.writeheader()
         for r in rows:
@@ -79,7 +91,8 @@ def write_json(rows: list, path: Path, options: dict) -> None:
     report = {"format": "attn-grades", "version": 2, "generated": time.strftime("%Y-%m-%dT%H:%M:%S"),
               "options": options, "rows": rows}
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8",
+                   errors="backslashreplace")
     os.replace(tmp, path)
 
 
@@ -111,7 +124,7 @@ class Journal:
                 except ValueError:
                     continue  # a line cut short by an interrupted run
                 if isinstance(rec, dict) and rec.get("options") == options and "key" in rec:
-                    self.done[rec["key"]] = rec["rows"]
+                    self.done[rec["key"]] = writable(rec["rows"])
         self._fh = open(path, "a", encoding="utf-8")
 
     def add(self, key: str, rows: list) -> None:

@@ -15,7 +15,9 @@ no home-made isolation. Inside the sandbox:
   the whole tree dies with the sandbox (``--die-with-parent``; killing bwrap
   ends its PID namespace, setsid daemons included);
 - limits (``prlimit``): address space, processes, file size, open files, core
-  files off;
+  files off; and, where the grader may make one (as root, with the kernel's memory
+  controller writable: :class:`MemoryGroup`), one memory cgroup for the whole sandbox, so
+  that the address-space limit of each process cannot be multiplied by starting many;
 - a clean environment (no variable of the grader's is passed).
 
 As root, the kernel runs as an unprivileged user id of its own (``setpriv``),
@@ -28,6 +30,8 @@ import os
 import shutil
 import sys
 import sysconfig
+import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +40,69 @@ import attn
 
 @dataclass(frozen=True)
 class Limits:
-    memory_mb: int = 4096       # address space of each process
+    memory_mb: int = 4096       # address space of each process; and of all of them, where a cgroup can be made
     processes: int = 128        # processes and threads (RLIMIT_NPROC)
     file_mb: int = 64           # the largest file the submission may write
     open_files: int = 256
+
+
+class MemoryGroup:
+    """One memory cgroup for every process of a sandbox (cgroup v1's memory controller, or v2's), made where the
+    grader may (as root on most machines); else :attr:`path` is None and only the per-process limits hold.
+    ``wrap(cmd)`` starts ``cmd`` inside it; :meth:`remove` deletes it once its processes are gone."""
+
+    ROOTS = (Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup"))
+
+    def __init__(self, limit_bytes: int):
+        self.path = None
+        for root in self.ROOTS:
+            v2 = (root / "cgroup.controllers").is_file()
+            limit = "memory.max" if v2 else "memory.limit_in_bytes"
+            if not (root / ("cgroup.controllers" if v2 else limit)).is_file() or not os.access(root, os.W_OK):
+                continue
+            if v2 and "memory" not in (root / "cgroup.subtree_control").read_text():
+                continue
+            path = root / "attn-grade" / uuid.uuid4().hex
+            try:
+                path.parent.mkdir(exist_ok=True)
+                if v2:
+                    (path.parent / "cgroup.subtree_control").write_text("+memory")
+                path.mkdir()
+                (path / limit).write_text(str(limit_bytes))
+                for swap, value in (("memory.swap.max", "0"), ("memory.memsw.limit_in_bytes", str(limit_bytes))):
+                    if (path / swap).is_file():
+                        try:
+                            (path / swap).write_text(value)
+                        except OSError:
+                            pass
+                self.path = path
+                return
+            except OSError:
+                self.path = path
+                self.remove()
+                self.path = None
+
+    def wrap(self, cmd: list[str]) -> list[str]:
+        if self.path is None:
+            return list(cmd)
+        # the shell joins the group, then becomes cmd: bwrap and everything it starts are counted together
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.path / "cgroup.procs"), *cmd]
+
+    def remove(self, wait: float = 2.0) -> None:
+        if self.path is None:
+            return
+        deadline = time.monotonic() + wait
+        while True:  # the sandbox's processes take a moment to be reaped after it is killed
+            try:
+                self.path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        self.path = None
 
 
 class NoSandbox(RuntimeError):
@@ -99,6 +162,8 @@ class Sandbox:
         self.as_root = os.geteuid() == 0
         self.uid = 200_000 + os.getpid() % 60_000 if self.as_root else os.getuid()
 
+    group: MemoryGroup | None = None
+
     def prepare(self) -> None:
         """Make the scratch and socket folders, owned by the sandbox's user."""
         for d in (self.scratch, self.scratch / "tmp", self.scratch / "home", self.ipc_dir):
@@ -147,7 +212,17 @@ class Sandbox:
         if self.as_root:
             args += [_which("setpriv") or "setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                      "--inh-caps=-all", "--bounding-set=-all", "--"]
-        return args + list(cmd)
+        args += list(cmd)
+        if probe:
+            return args
+        if self.group is None:
+            self.group = MemoryGroup(self.limits.memory_mb * 2**20)
+        return self.group.wrap(args)
+
+    def release(self) -> None:
+        """Remove the memory group once the sandbox is killed."""
+        if self.group is not None:
+            self.group.remove()
 
 
 def kernel_env(extra: dict | None = None) -> dict:

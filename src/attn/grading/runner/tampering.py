@@ -27,16 +27,21 @@ import re
 
 # Modules honest work may import; anything else (sys, os, inspect, gc, ctypes, IPython, importlib, io, pickle,
 # threading, subprocess, ...) is a means. attn.grading is further limited to the learner's API.
+# (Not contextlib, unittest, io: redirect_stdout and mock.patch("sys.stdout") replace what the hand-over writes to.)
 ALLOWED_MODULES = frozenset({
     "numpy", "math", "cmath", "attn", "matplotlib", "mpmath", "scipy", "itertools", "functools", "fractions",
     "decimal", "statistics", "random", "collections", "dataclasses", "typing", "numbers", "copy", "string", "re",
     "textwrap", "pprint", "heapq", "bisect", "time", "json", "warnings", "ipywidgets", "__future__",
+    "operator", "timeit", "datetime", "enum", "abc", "tqdm", "array", "calendar", "secrets", "hashlib", "sympy",
 })
+# Calls whose string arguments are code or attribute paths, read like code: timeit.timeit("f(x)"), Timer("..."),
+# operator.attrgetter("f_back"), methodcaller("__reduce__").
+CODE_STRINGS = frozenset({"timeit", "repeat", "Timer", "autorange"})
+NAME_STRINGS = frozenset({"attrgetter", "methodcaller"})
 ALLOWED_IPYTHON = frozenset({"IPython.display"})  # display(...), HTML(...): its module attributes are still read
 LEARNER_API = frozenset({"check", "hint", "variant", "progress", "record_progress"})
 
-# Names that reach the kernel, the interpreter, hidden code or the cell history. Any other dunder name
-# (__builtins__, __import__, __build_class__, __loader__, ...) is a means too, but for HARMLESS_DUNDERS.
+# Names that reach the kernel, the interpreter, hidden code or the cell history, and the dunders of DUNDERS.
 NAMES = frozenset({
     "get_ipython", "globals", "locals", "vars", "exec", "eval", "compile", "breakpoint", "open",
     "In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "exit", "quit", "memoryview",
@@ -45,26 +50,42 @@ NAMES = frozenset({
 # attribute; passed as a value (map(getattr, ...), functools.reduce(getattr, ...)), they are a means themselves.
 BY_NAME = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 # Attribute names that reach the same from an object: frames and code, interpreter modules hanging off a library
-# (matplotlib.cbook.sys, np.ctypeslib), strings or pickles run as code, file input and output through numpy,
-# IPython's hooks, and the grader's own objects. Called (``x.item()``), ``item`` is NumPy's and harmless.
+# (matplotlib.cbook.sys, np.ctypeslib; with a leading underscore too: collections._sys, random._os), strings or
+# pickles run as code, file input and output through numpy, the streams the hand-over writes to, IPython's hooks,
+# and the ways to the grader's own objects (an Item holds the expected answers: get_item, items(), a Variant's
+# ``item``, the module attn.grading itself). Called (``x.item()``), ``item`` is NumPy's and harmless.
 ATTRIBUTES = frozenset({
     "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame", "gi_code",
-    "cr_frame", "ag_frame", "co_consts", "_getframe",
+    "cr_frame", "ag_frame", "co_consts", "getframe",
     "sys", "os", "builtins", "inspect", "gc", "ctypes", "ctypeslib", "importlib", "IPython", "ipykernel",
     "get_ipython", "subprocess", "io", "f2py", "distutils", "pathlib", "threading", "pickle", "marshal",
+    "contextlib", "unittest", "mock", "posix", "signal", "weakref",
     "fromfile", "tofile", "loadtxt", "savetxt", "genfromtxt", "fromregex", "load", "save", "savez",
     "savez_compressed", "memmap", "DataSource", "open", "read_array", "write_array",
+    "stdout", "stderr", "stdin", "redirect_stdout", "redirect_stderr",
     "get_type_hints", "ForwardRef", "Formatter", "get_field", "vformat",
     "events", "input_transformers_post", "input_transformers_cleanup", "ast_transformers", "displayhook",
     "excepthook", "showwarning", "showtraceback", "display_pub", "shell", "kernel",
-    "expected", "judge", "judge_outcomes", "routes", "honest", "answer_listeners", "get_item",
-    "REGISTRY", "_cache", "parts", "part", "mistakes",
+    "answer_listeners", "get_item", "REGISTRY",
 })
 CALLED_ONLY = frozenset({"item"})  # harmless when called: x.item(); as a value (v.item.expected) it is the grader's
-HARMLESS_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__init__", "__main__", "__future__"})
+# Dunders that hand over an object on the way to frames, globals, built-ins or code: any other (__name__,
+# __version__, __class__, __len__, __array__, ...) reads or does no more than the code could without it.
+DUNDERS = frozenset({
+    "__globals__", "__builtins__", "__dict__", "__code__", "__closure__", "__subclasses__", "__bases__", "__base__",
+    "__mro__", "__self__", "__func__", "__wrapped__", "__traceback__", "__context__", "__cause__", "__loader__",
+    "__spec__", "__import__", "__build_class__", "__getattribute__", "__reduce__", "__reduce_ex__", "__defaults__",
+    "__kwdefaults__", "__annotations__", "__objclass__", "__setattr__", "__delattr__", "__init_subclass__",
+    "__class_getitem__", "__set_name__", "__setstate__", "__getstate__", "__subclasshook__", "__weakref__",
+    "__file__", "__path__", "__cached__", "__frame__",
+})
 KEYWORDS = frozenset({"allow_pickle"})  # np.load(..., allow_pickle=True) runs a pickle: code hidden in bytes
-# Line magics an honest notebook uses; the code of %time, %timeit and their cell forms is read like any other code.
-MAGICS = frozenset({"matplotlib", "time", "timeit"})
+# Magics an honest notebook uses (the code of %time, %timeit, %%capture is read like any other code), and the
+# extensions %load_ext may load. %config may set only the inline backend's options.
+MAGICS = frozenset({"matplotlib", "time", "timeit", "precision", "who", "whos", "reset", "env", "pip", "autoreload",
+                    "config", "load_ext", "capture", "pprint", "xmode", "pdef", "pdoc"})
+CELL_MAGICS = frozenset({"time", "timeit", "capture"})
+EXTENSIONS = frozenset({"autoreload"})
 # A format string's field that reads an attribute or an item: "{0.__globals__}", "{f.f_back}".
 _FORMAT_FIELD = re.compile(r"\{([^{}!:]*[.\[][^{}!:]*)[}!:]")
 _FIELD_NAME = re.compile(r"[.\[]\s*([A-Za-z_]\w*)")
@@ -107,17 +128,19 @@ def _import_means(node) -> list[str]:
                     if module != "attn.grading" or a.name not in LEARNER_API]
         elif module == "attn":
             out += [f"import attn.{a.name}" for a in node.names if a.name in ("grading", "*")]
-        else:  # from numpy import load, from typing import get_type_hints
-            out += [f"import {module}.{a.name}" for a in node.names if a.name in ATTRIBUTES]
+        else:  # from numpy import load, from typing import get_type_hints, from random import _os
+            out += [f"import {module}.{a.name}" for a in node.names if _attribute_means(a.name, called=False)]
     return out
 
 
 def _is_dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__") and len(name) > 4 and name not in HARMLESS_DUNDERS
+    return name in DUNDERS
 
 
 def _attribute_means(attr: str, called: bool) -> bool:
-    return attr in ATTRIBUTES or _is_dunder(attr) or (attr in CALLED_ONLY and not called)
+    bare = attr.lstrip("_")  # collections._sys, random._os, sys._getframe
+    return (attr in ATTRIBUTES or bare in ATTRIBUTES or _is_dunder(attr)
+            or (attr in CALLED_ONLY and not called))
 
 
 def _format_means(text: str) -> list[str]:
@@ -175,22 +198,44 @@ def own_names(trees: list) -> set:
     return own
 
 
+def _magic_means(node: ast.Call, magic: str, code: str, depth: int) -> list[str]:
+    """A magic the kernel runs: allowed ones as they are used honestly, their code read like any other."""
+    if node.func.attr == "run_cell_magic":
+        return _nested(code, depth) if magic in CELL_MAGICS else [f"magic %%{magic}"]
+    if magic not in MAGICS:
+        return [f"magic %{magic}"]
+    if magic == "load_ext" and code.strip() not in EXTENSIONS:
+        return [f"magic %load_ext {code.strip()[:40]}"]
+    if magic == "config" and not code.strip().startswith("InlineBackend."):
+        return [f"magic %config {code.strip()[:40]}"]
+    return _nested(code, depth) if magic in ("time", "timeit") else []
+
+
+def _call_name(node: ast.Call) -> str:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+
+
+def _string_args(node: ast.Call) -> list:
+    return [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Constant)
+            and isinstance(a.value, str)]
+
+
 def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> list[str]:
     out = []
     magic_calls = set()  # get_ipython() calls that are IPython's own rewriting of an allowed magic
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    # attn.grading.check(...) is the learner's API; attn.grading as a value, or .items(), is the grader's registry
+    api = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in LEARNER_API}
+    grading_aliases = {a.asname for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names
+                       if a.name == "attn.grading" and a.asname}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             magic, code = _magic_code(node)
             if magic is None:
                 continue
             magic_calls.add(id(node.func.value.func))
-            if node.func.attr == "run_line_magic" and magic not in MAGICS:
-                out.append(f"magic %{magic}")
-            elif node.func.attr == "run_cell_magic" and magic not in ("time", "timeit"):
-                out.append(f"magic %%{magic}")
-            else:
-                out += _nested(code, depth)
+            out += _magic_means(node, magic, code, depth)
     for annotation in _annotations(tree):  # typing.get_type_hints and singledispatch evaluate string annotations
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             out += _nested(annotation.value, depth)
@@ -205,14 +250,17 @@ def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> li
                     (name.startswith("_i") and name[2:].isdigit()):
                 if not (name == "get_ipython" and id(node) in magic_calls):
                     out.append(name)
-            elif name in BY_NAME and id(node) not in called:
+            elif (name in BY_NAME or name in NAME_STRINGS) and id(node) not in called:
                 out.append(f"{name} passed as a value")
         elif isinstance(node, ast.Attribute):
             if _attribute_means(node.attr, id(node) in called):
                 out.append(f".{node.attr}")
-            elif (isinstance(node.value, ast.Attribute) and node.value.attr == "grading"
-                  and node.attr not in LEARNER_API):
-                out.append(f".grading.{node.attr}")
+            elif node.attr == "grading" and id(node) not in api:
+                out.append("attn.grading as a value" if isinstance(node.ctx, ast.Load) else ".grading")
+            elif isinstance(node.value, ast.Name) and node.value.id in grading_aliases and node.attr not in LEARNER_API:
+                out.append(f"{node.value.id}.{node.attr}")
+            elif node.attr in NAME_STRINGS and id(node) not in called:
+                out.append(f".{node.attr} passed as a value")
             elif isinstance(node.ctx, (ast.Store, ast.Del)):
                 root = node.value
                 while isinstance(root, ast.Attribute):
@@ -221,6 +269,9 @@ def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> li
                 if isinstance(root, ast.Name) and (root.id in modules or
                                                    (root is not node.value and root.id != "self")):
                     out.append(f"assigning {ast.unparse(node)}")
+        elif isinstance(node, ast.MatchClass):  # case object(__globals__=g): an attribute read by a pattern
+            out += [f"a pattern reading .{a}" for a in node.kwd_attrs
+                    if _attribute_means(a, called=False) or a in ("grading", "item")]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BY_NAME:
             name, args = node.func.id, node.args
             attr = args[1] if len(args) > 1 else None
@@ -230,6 +281,15 @@ def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> li
                 out.append(f"{name} with a computed name")
             elif _attribute_means(attr.value, called=False) or attr.value in ("grading", "item"):
                 out.append(f"{name} .{attr.value}")
+        elif isinstance(node, ast.Call) and _call_name(node) in NAME_STRINGS:
+            strings = _string_args(node)
+            if len(strings) < len(node.args) + len(node.keywords):
+                out.append(f"{_call_name(node)} with a computed name")
+            out += [f"{_call_name(node)} .{part}" for a in strings for part in a.value.split(".")
+                    if _attribute_means(part, called=False) or part in ("grading", "item")]
+        elif isinstance(node, ast.Call) and _call_name(node) in CODE_STRINGS:
+            for a in _string_args(node):  # timeit.timeit("code"): code the library compiles and runs
+                out += _nested(a.value, depth)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
                 and len(node.args) == 3:
             out.append("type() making a class")
