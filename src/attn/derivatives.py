@@ -97,8 +97,10 @@ def softmax_jacobian_norm(w, tau: float = 1.0) -> np.ndarray:
 
     .. math:: \tau^2\lVert J \rVert_F^2 = \sum_i w_i^2 (1 - w_i)^2 + \sum_i w_i^2 \sum_{l \ne i} w_l^2 ,
 
-    which needs no (n, n) matrix. It is largest near the uniform distribution and
-    tends to 0 as ``w`` approaches one-hot (a saturated softmax passes no gradient).
+    which needs no (n, n) matrix. It is at most :math:`(1 - \sum_i w_i^2)/\tau` (the trace),
+    :math:`\sqrt{n-1}/(n\tau)` for uniform weights (not its largest value when n > 2: two
+    weights of 1/2 give :math:`1/(2\tau)`), and it tends to 0 as ``w`` approaches one-hot, so a
+    saturated softmax scales every gradient through it towards 0.
     For the largest entry, :math:`1 - w_i` and :math:`\sum_{l\ne i} w_l^2` are summed
     from the other entries rather than subtracted, so the norm keeps its relative
     accuracy deep into saturation (where ``1 - w_max`` would round to 0).

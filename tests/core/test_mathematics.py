@@ -127,6 +127,21 @@ def test_softmax_jacobian_norm_is_frobenius(x, tau):
                            np.linalg.norm(attn.softmax_jacobian(s, tau=tau), axis=(-2, -1)), rtol=1e-9)
 
 
+@pytest.mark.parametrize("n", [2, 3, 8, 16])
+def test_softmax_jacobian_norm_values_the_docstring_gives(n):
+    """Uniform weights: sqrt(n-1)/(n tau); two weights of 1/2: 1/(2 tau), larger once n > 2; trace bound."""
+    tau = 0.7
+    uniform = np.full(n, 1 / n)
+    pair = np.zeros(n)
+    pair[:2] = 0.5
+    assert float(attn.softmax_jacobian_norm(uniform, tau=tau)) == pytest.approx(np.sqrt(n - 1) / (n * tau))
+    assert float(attn.softmax_jacobian_norm(pair, tau=tau)) == pytest.approx(1 / (2 * tau))
+    if n > 2:
+        assert attn.softmax_jacobian_norm(pair) > attn.softmax_jacobian_norm(uniform)
+    w = attn.softmax(np.random.default_rng(n).normal(size=(50, n)) * 3)
+    assert np.all(attn.softmax_jacobian_norm(w, tau=tau) <= (1 - np.sum(w**2, axis=1)) / tau + 1e-12)
+
+
 # ------------------------------------------------------------------ 5. gradient with respect to a query
 @given(problem(), st.sampled_from([0.5, 1.0, 2.0]), st.sampled_from([None, 0.3]))
 def test_grad_query_matches_finite_differences(qkv, tau, scale):

@@ -53,6 +53,33 @@ def test_positional_encoding_breaks_equivariance():
         assert np.abs(b - a[perm]).max() > 1e-6
 
 
+def _witness_violation(E, perm, d_k, d_v):
+    """The point of the theory page's proof: X = -E, W_Q, W_K, W_V with first column a non-zero row D_r of
+    D = E - PE. Returns entry (r, 0) of SelfAttention(PX + E) - P SelfAttention(X + E) and g(lambda)."""
+    T, d_model = E.shape
+    D = E - E[perm]
+    r = int(np.argmax(np.linalg.norm(D, axis=1)))
+    W_Q, W_K, W_V = (np.zeros((d_model, width)) for width in (d_k, d_k, d_v))
+    for W in (W_Q, W_K, W_V):
+        W[:, 0] = D[r]
+    X = -E
+    F = attn.self_attention(X[perm] + E, W_Q, W_K, W_V).output - attn.self_attention(X + E, W_Q, W_K, W_V).output[perm]
+    beta = D @ D[r]
+    return F[r, 0], attn.softmax(beta * beta[r] / math.sqrt(d_k)) @ beta
+
+
+@pytest.mark.parametrize("T, d_model, d_k, d_v", [(2, 1, 1, 1), (3, 2, 1, 2), (6, 4, 3, 2), (8, 7, 5, 1)])
+def test_the_proofs_witness_breaks_the_identity_whenever_PE_differs_from_E(T, d_model, d_k, d_v):
+    rng = np.random.default_rng(T * 100 + d_model)
+    for E in (sinusoidal_encoding(T, d_model), rng.normal(size=(T, d_model))):
+        for _ in range(10):
+            perm = rng.permutation(T)
+            if np.array_equal(E[perm], E):
+                continue
+            violation, g = _witness_violation(E, perm, d_k, d_v)
+            assert g > 0 and violation == pytest.approx(g, rel=1e-9, abs=1e-15)
+
+
 def test_sinusoidal_encoding_by_hand_and_errors():
     E = sinusoidal_encoding(3, 4)
     np.testing.assert_allclose(E[0], [0, 1, 0, 1])
