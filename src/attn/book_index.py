@@ -34,6 +34,8 @@ __all__ = [
     "labels_in_text",
     "link",
     "links_markdown",
+    "pages_by_section",
+    "pages_markdown",
     "summary_markdown",
     "toc_files",
     "written",
@@ -303,12 +305,50 @@ def link(label: Label, text: str | None = None) -> str:
     return f"{{{label.role}}}`{text} <{label.name}>`"
 
 
+def _bullet(label: Label) -> str:
+    """One bullet linking ``label`` by its title. A section title with math becomes a Markdown link
+    ``[title](#name)``, whose text MyST parses (so ``$1/\\sqrt{d_k}$`` is typeset); a role's link text would
+    be shown literally."""
+    if "$" in label.title and label.role == "ref":
+        return f"- [{label.title}](#{label.name})"
+    return f"- {link(label)}"
+
+
 def links_markdown(found: tuple[Label, ...] | list[Label], missing: int = 0) -> str:
-    """A MyST bullet list linking each label; ``missing`` adds a line saying how many are not yet written."""
-    items = [f"- {link(lab)} (`{lab.name}`)" for lab in found]
+    """A MyST bullet list linking each label by its title (a reader never sees the label's name);
+    ``missing`` adds a line saying how many are not yet written."""
+    items = [_bullet(lab) for lab in found]
     if missing:
         items.append(f"- *{missing} more not yet written*")
     return "\n".join(items) if items else "*None written yet.*"
+
+
+def pages_by_section(labels: dict[str, Label], sections: tuple[Section, ...] = SECTIONS) -> dict[str, dict[str, int]]:
+    """For each page that holds items of the sections, in book order: how many items of each section it holds.
+
+    ``{"chapters/basics": {"basics": 11}, "chapters/prop1-weighted-average": {"concept": 1, "propositions": 1}, …}``:
+    pages by docname, each page's sections in the order of ``sections``. Pages that hold no item are left out.
+    """
+    book_order: dict[str, int] = {}
+    for lab in labels.values():
+        book_order.setdefault(lab.docname, len(book_order))
+    prog = written(labels, sections)
+    pages: dict[str, dict[str, int]] = {}
+    for sec in sections:
+        for lab in prog[sec.name].found:
+            counts = pages.setdefault(lab.docname, {})
+            counts[sec.name] = counts.get(sec.name, 0) + 1
+    return {doc: pages[doc] for doc in sorted(pages, key=book_order.__getitem__)}
+
+
+def pages_markdown(labels: dict[str, Label], sections: tuple[Section, ...] = SECTIONS) -> str:
+    """A MyST table: one row per page that holds items (linked with ``{doc}``, so it reads as the page's title),
+    and the sections its items belong to, with how many of each: ``basics (11)``."""
+    rows = ["| page | its items serve |", "|---|---|"]
+    for doc, counts in pages_by_section(labels, sections).items():
+        serves = ", ".join(f"{name} ({n})" for name, n in counts.items())
+        rows.append(f"| {{doc}}`/{doc}` | {serves} |")
+    return "\n".join(rows)
 
 
 def summary_markdown(prog: dict[str, Written], sections: tuple[Section, ...] = SECTIONS) -> str:

@@ -43,9 +43,11 @@ def name_of(colour: str) -> str:
 
 # -- roles: one colour per thing, the same on every page -----------------------------------------
 SERIES: tuple[str, ...] = (BLUE, ORANGE, GREEN, PURPLE, SKY_BLUE)  #: items in order: keys, tokens, curves
-QUERY, KEY, VALUE = BLUE, VERMILLION, GREEN  #: q, k, v (Proposition 2)
+#: q, k and v arrows (Proposition 2): the text's colour, told apart by dash pattern and label, because
+#: the tokens there take SERIES and a colour must not mean a token in one panel and q, k or v in another
+QKV = BLACK
 SCALED, UNSCALED = BLUE, VERMILLION  #: scores with and without the 1/√d_k divisor (Proposition 3)
 NAIVE, BLOCKED = BLUE, VERMILLION  #: naive and blocked attention (Proposition 5)
 
-__all__ = ["BLACK", "BLOCKED", "BLUE", "GREEN", "KEY", "NAIVE", "OKABE_ITO", "ORANGE", "PURPLE", "QUERY",
-           "SCALED", "SERIES", "SKY_BLUE", "UNSCALED", "VALUE", "VERMILLION", "YELLOW", "name_of"]
+__all__ = ["BLACK", "BLOCKED", "BLUE", "GREEN", "NAIVE", "OKABE_ITO", "ORANGE", "PURPLE", "QKV",
+           "SCALED", "SERIES", "SKY_BLUE", "UNSCALED", "VERMILLION", "YELLOW", "name_of"]

@@ -147,3 +147,43 @@ def test_wrong_offset_gives_wrong_numbers():
     full = attn.self_attention(Z, W_Q, W_K, W_V, causal=True)
     wrong = attn.cross_attention(Z[-3:], Z, W_Q, W_K, W_V, mask=attn.causal_mask(3, 7, offset=0))
     assert np.abs(wrong.output - full.output[-3:]).max() > 0.01
+
+
+# --- the basics page: self_attention and cross_attention are attention_block with its two sequences ------
+
+@given(block())
+def test_cross_attention_is_the_attention_block_bit_for_bit(args):
+    X, Y, W_Q, W_K, W_V = args
+    c, b = attn.cross_attention(X, Y, W_Q, W_K, W_V), attn.attention_block(X, Y, W_Q, W_K, W_V)
+    np.testing.assert_array_equal(c.output, b.output)
+    np.testing.assert_array_equal(c.weights, b.weights)
+
+
+@given(square_block())
+def test_self_attention_is_the_attention_block_with_x_twice_bit_for_bit(args):
+    X, W_Q, W_K, W_V = args
+    s, b = attn.self_attention(X, W_Q, W_K, W_V), attn.attention_block(X, X, W_Q, W_K, W_V)
+    np.testing.assert_array_equal(s.output, b.output)
+    np.testing.assert_array_equal(s.weights, b.weights)
+
+
+def test_the_three_wirings_run_the_same_code(monkeypatch):
+    """'All three run the same code': each of the three calls one function, with its two sequences."""
+    import attn.wiring as wiring
+
+    calls = []
+    real = wiring._attend
+
+    def spy(X_query, X_source, *rest, **kwargs):
+        calls.append((X_query, X_source))
+        return real(X_query, X_source, *rest, **kwargs)
+
+    monkeypatch.setattr(wiring, "_attend", spy)
+    X, Y = np.ones((2, 3)), np.arange(12.0).reshape(4, 3)
+    W_Q = W_K = np.eye(3)
+    W_V = np.ones((3, 2))
+    attn.self_attention(X, W_Q, W_K, W_V)
+    attn.cross_attention(X, Y, W_Q, W_K, W_V)
+    attn.attention_block(X, Y, W_Q, W_K, W_V)
+    assert [(a is X, b is X, b is Y) for a, b in calls] == [(True, True, False), (True, False, True),
+                                                           (True, False, True)]

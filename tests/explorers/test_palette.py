@@ -13,7 +13,7 @@ SOURCES = [*ROOT.glob("src/attn/**/*.py"), *ROOT.glob("src/attn/widgets/js/*"), 
 def test_palette_is_the_eight_okabe_ito_colours():
     assert sorted(palette.OKABE_ITO.values()) == sorted(
         ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"])
-    for role in (palette.QUERY, palette.KEY, palette.VALUE, palette.SCALED, palette.UNSCALED, *palette.SERIES):
+    for role in (palette.QKV, palette.SCALED, palette.UNSCALED, *palette.SERIES):
         assert role in palette.OKABE_ITO.values()
 
 

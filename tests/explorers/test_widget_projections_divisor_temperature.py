@@ -58,6 +58,44 @@ def test_turning_W_V_moves_output_not_bars_and_W_Q_the_reverse():
     assert not np.allclose([b.get_width() for b in e.bars], bars0)
 
 
+def test_projections_colours_mean_one_thing_each():
+    """A token has one colour in all three panels; the q, k and v arrows take none of the tokens' colours (an
+    expert read saw the orange key arrow "k1" match the orange bar of k2, and the green v1 the dot of v3)."""
+    from matplotlib.colors import to_hex
+
+    from attn.widgets.projections import QKV_DASHES, TOKEN_COLOURS, X_DASH
+
+    e = ProjectionsExplorer()
+    tokens = [to_hex(c) for c in TOKEN_COLOURS]
+    assert len(set(tokens)) == len(e.X)
+    assert [to_hex(b.get_facecolor()) for b in e.bars] == tokens                  # the bars of k_j
+    assert [to_hex(c) for c in e.value_dots.get_facecolors()] == tokens          # the dots of v_j
+    arrows = {to_hex(a.arrow_patch.get_edgecolor()) for a in e.qkv_arrows.values()}
+    arrows |= {to_hex(lab.get_color()) for lab in e.qkv_labels.values()}
+    assert not arrows & set(tokens)
+    dashes = list(QKV_DASHES.values()) + [X_DASH]
+    assert len(set(dashes)) == len(dashes)                                        # told apart by dash
+    data = e.live_data()                                                          # the live explorer: the same
+    assert "qkv_colours" not in data and len(set(data["qkv_dashes"].values())) == len(QKV_DASHES)
+    assert data["x_dash"] not in data["qkv_dashes"].values() and data["colours"] == list(TOKEN_COLOURS)
+    from pathlib import Path
+
+    js = (Path(attn.__file__).parent / "widgets" / "js" / "projections.js").read_text()
+    assert "qkv_colours" not in js and "DASH[name]" in js
+
+
+@pytest.mark.parametrize("make", ["projections", "weighted_average"])
+def test_value_dots_grow_with_their_weights(make):
+    """The alt texts say each value dot's area grows with its weight: the dot sizes are in the weights' order."""
+    from attn.widgets.weighted_average import WeightedAverageExplorer
+
+    e = ProjectionsExplorer(token=2) if make == "projections" else WeightedAverageExplorer(q1=0.3, q2=1.4)
+    w = e.result["weights"][e.result["token"]] if make == "projections" else e.result["weights"]
+    sizes = e.value_dots.get_sizes()
+    assert np.array_equal(np.argsort(sizes, kind="stable"), np.argsort(w, kind="stable"))
+    assert "area that grows with its weight" in type(e).alt
+
+
 def test_projections_rejects_a_missing_token():
     with pytest.raises(ValueError, match="token"):
         ProjectionsExplorer(token=5)

@@ -144,11 +144,29 @@ def test_links_use_the_right_role_and_plain_text(book):
 def test_links_markdown_and_summary():
     lab = Label("def-query", "prf:ref", "Query", "a", 1)
     md = book_index.links_markdown([lab], missing=2)
-    assert md.splitlines() == ["- {prf:ref}`Query <def-query>` (`def-query`)", "- *2 more not yet written*"]
+    assert md.splitlines() == ["- {prf:ref}`Query <def-query>`", "- *2 more not yet written*"]
+    math = Label("theory-scaling", "ref", "Why $1/\\sqrt{d_k}$", "a", 3)  # a section title with math
+    assert book_index.links_markdown([math]) == "- [Why $1/\\sqrt{d_k}$](#theory-scaling)"
+    assert "theory-scaling`" not in book_index.links_markdown([lab, math])  # no label name shown
     assert book_index.links_markdown([]) == "*None written yet.*"
     prog = {"basics": book_index.Written("basics", (lab,), 11)}
     table = book_index.summary_markdown(prog, (Section("basics", "def-", 11, "definitions of the terms", ()),))
     assert table.splitlines()[2] == "| basics | 1/11 (in progress) | definitions of the terms |"
+
+
+def test_pages_by_section_in_book_order_with_counts(book):
+    labels = book_index.find_labels(book)
+    sections = (
+        Section("basics", "def-", 2, "", ("def-query", "def-key")),
+        Section("concept", "concept-", 1, "", ("concept-picture",)),
+        Section("practice", "practice-", 2, "", (), open=True),
+    )
+    pages = book_index.pages_by_section(labels, sections)
+    assert pages == {"chapters/a": {"basics": 2, "concept": 1, "practice": 1}, "chapters/b": {"practice": 1}}
+    assert list(pages) == ["chapters/a", "chapters/b"] and "intro" not in pages   # no item on the intro
+    table = book_index.pages_markdown(labels, sections).splitlines()
+    assert table[2:] == ["| {doc}`/chapters/a` | basics (2), concept (1), practice (1) |",
+                         "| {doc}`/chapters/b` | practice (1) |"]
 
 
 def test_the_chapters_sections():

@@ -7,6 +7,12 @@ vacuously, each kept true here for more than the one case the page draws.
   wrong merge the layer reads h diagonal blocks of T/h tokens; with the correct merge it reads the future.
   True for every h that divides T, not only the h = 2 the page draws.
 - Page rules: book machinery (``attn.book_index``) runs in hidden cells; heads are counted from 0, as in code.
+- Proposition 1's centre of mass (prop1-weighted-average): as the query grows the best key's weight never
+  falls, but the output need not approach its value steadily, and can start on it; a corner of the hull is
+  returned almost exactly only with almost all the mass, a value inside the hull by a spread of weights; a
+  mask breaks the invariance under shuffling unless its columns are shuffled too.
+- Proposition 2 (prop2-three-projections): the weights see W_Q and W_K through W_Q W_Kᵀ only for a fixed head
+  width; two factorisations of one W_QK with different d_k give different weights.
 """
 from __future__ import annotations
 
@@ -176,3 +182,88 @@ def test_heads_are_counted_from_zero(page):
 def test_the_head_rule_catches_one_based_heads():
     assert ONE_BASED_HEADS.findall(r"[\text{head}_1, \dots, \text{head}_h]")
     assert not ONE_BASED_HEADS.findall(r"[\text{head}_0, \dots, \text{head}_{h-1}]")
+
+
+# ---------------------------------------------------------------- Proposition 1: the centre of mass
+def _random_problem(rng, T_k=5, d_k=3, d_v=2):
+    return rng.normal(size=(1, d_k)), rng.normal(size=(T_k, d_k)), rng.normal(size=(T_k, d_v))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_best_keys_weight_never_falls_as_the_query_grows(seed):
+    q, K, V = _random_problem(np.random.default_rng(seed))
+    best = int(np.argmax(attn.scores(q, K)))
+    w_best = [attn.attention(c * q, K, V).weights[0, best] for c in np.linspace(0, 20, 201)]
+    assert all(a <= b + 1e-15 for a, b in zip(w_best, w_best[1:]))
+    s = np.sort(attn.scores(q, K)[0])
+    assert w_best[-1] >= 1 - (len(s) - 1) * np.exp(-20 * (s[-1] - s[-2])) - 1e-12   # and tends to 1
+
+
+def test_the_output_need_not_approach_the_best_value_steadily():
+    """The page's line example: v1 = (0, 0) between v2 = (1, 0) and v3 = (-1, 0), scores 2c, c, 0."""
+    q, K = np.array([[1.0]]), np.array([[2.0], [1.0], [0.0]])
+    V = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0]])
+    dist = [float(np.linalg.norm(attn.attention(c * q, K, V).output[0] - V[0])) for c in (0, 0.5, 1, 2, 4, 30)]
+    assert dist[0] == 0.0                          # at c = 0 the output is v1 exactly: not only in the limit
+    assert dist[2] > dist[1] > dist[0] and dist[3] < dist[2] and dist[-1] < 1e-9   # away first, then back
+
+
+def _corner_and_gap(V, rng):
+    """A corner of the values' hull (the furthest value along a random direction u) and its lead g along u."""
+    u = rng.normal(size=V.shape[1])
+    u /= np.linalg.norm(u)
+    along = V @ u
+    c = int(np.argmax(along))
+    return c, float(along[c] - np.max(np.delete(along, c)))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_corner_is_returned_almost_exactly_only_with_almost_all_the_mass(seed):
+    """|o - v_c| >= (1 - w_c) g for a corner v_c that leads the other values by g along some direction."""
+    rng = np.random.default_rng(seed)
+    q, K, V = _random_problem(rng, T_k=6)
+    c, g = _corner_and_gap(V, rng)
+    for scale in (0.1, 1.0, 5.0, 30.0):
+        o, w = attn.attention(scale * q, K, V)
+        assert np.linalg.norm(o[0] - V[c]) >= (1 - w[0, c]) * g - 1e-12
+
+
+def test_a_value_inside_the_hull_of_the_others_is_returned_by_a_spread_of_weights():
+    V = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0]])
+    w = np.array([0.2, 0.4, 0.4])
+    np.testing.assert_allclose(w @ V, V[0], atol=1e-15)   # v1 exactly, with a fifth of the mass on it
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_mask_breaks_the_shuffle_unless_its_columns_move_with_the_pairs(seed):
+    rng = np.random.default_rng(seed)
+    T, d = 5, 3
+    X = rng.normal(size=(T, d))
+    mask = attn.causal_mask(T)
+    perm = rng.permutation(T)
+    while np.array_equal(perm, np.arange(T)):
+        perm = rng.permutation(T)
+    out = attn.attention(X, X, X, mask=mask).output
+    pairs_only = attn.attention(X, X[perm], X[perm], mask=mask).output
+    with_mask = attn.attention(X, X[perm], X[perm], mask=mask[:, perm]).output
+    assert np.abs(pairs_only - out).max() > 1e-3
+    np.testing.assert_allclose(with_mask, out, atol=1e-12)
+    np.testing.assert_allclose(attn.attention(X, X[perm], X[perm]).output, attn.attention(X, X, X).output,
+                               atol=1e-12)                                   # and without a mask, nothing moves
+
+
+# ---------------------------------------------------------------- Proposition 2: W_QK and the head width
+@pytest.mark.parametrize("seed", range(5))
+def test_the_weights_see_the_head_width_as_well_as_W_QK(seed):
+    rng = np.random.default_rng(seed)
+    T, d_model, d_k = 5, 6, 4
+    X, W_Q, W_K = rng.normal(size=(T, d_model)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k))
+    W_V = rng.normal(size=(d_model, 3))
+    zeros = np.zeros((d_model, d_k))
+    W_Q2, W_K2 = np.hstack([W_Q, zeros]), np.hstack([W_K, zeros])
+    np.testing.assert_array_equal(W_Q2 @ W_K2.T, W_Q @ W_K.T)                  # the same W_QK ...
+    w, w2 = attn.self_attention(X, W_Q, W_K, W_V).weights, attn.self_attention(X, W_Q2, W_K2, W_V).weights
+    assert np.abs(w - w2).max() > 1e-3                                           # ... other weights
+    G = rng.normal(size=(d_k, d_k))
+    w_G = attn.self_attention(X, W_Q @ G, W_K @ np.linalg.inv(G).T, W_V).weights  # the same W_QK and d_k
+    np.testing.assert_allclose(w_G, w, atol=1e-10)

@@ -31,3 +31,21 @@ def test_every_strand_label_links_to_its_kind():
     for name in ("basics", "propositions"):
         for lab in PROGRESS[name].found:
             assert lab.role == "prf:ref", f"{lab.name} ({lab.docname}) should be a {{prf:...}} :label:"
+
+
+def test_the_strands_pages_folded_code_fits_the_column_once_opened():
+    """The strands page folds its code (hide-input): a reader who opens it must not need a scroll bar either.
+    (tests/pages/test_code_width.py skips folded cells; an expert read found this one 925 px wide once opened.)"""
+    import importlib.util
+    from pathlib import Path
+
+    here = Path(__file__).resolve()
+    spec = importlib.util.spec_from_file_location("code_width", here.parent / "test_code_width.py")
+    width = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(width)
+    page = here.parents[2] / "chapters" / "strands.md"
+    text = page.read_text(encoding="utf-8")
+    assert ":tags: [hide-input]" in text
+    unfolded = text.replace(":tags: [hide-input]", ":tags: [opened]")
+    assert width.wide_lines(unfolded) == []
+    assert width.wide_lines(unfolded.replace("# every label", "# " + "x" * 80 + "\n# every label"))  # it can fail

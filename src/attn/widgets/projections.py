@@ -7,13 +7,23 @@ import numbers
 import numpy as np
 
 from ..attention import attention
-from ..palette import KEY, QUERY, SERIES, VALUE
+from ..palette import QKV, SERIES
 from ..wiring import project
 from .base import Explorer, vector_plane
 from .live import Control
 
-TOKEN_COLOURS = list(SERIES[:4])  # as the keys of Proposition 1's explorer
-Q_COLOUR, K_COLOUR, V_COLOUR = QUERY, KEY, VALUE
+# Token j's colour, the same in all three panels: its dot x_j, its key's bar k_j and its value's dot v_j (as
+# the keys of Proposition 1's explorer). The query, key and value arrows take none of these colours, so that no
+# colour means two things: they are drawn in the text's colour (palette.QKV; currentColor in the live
+# explorer, which follows dark mode), told apart by their dash pattern and their label.
+TOKEN_COLOURS = list(SERIES[:4])
+QKV_DASHES = {"q": (), "k": (6.0, 3.0), "v": (6.0, 2.0, 1.5, 2.0)}  #: on-off lengths in points; () is solid
+X_DASH = (1.5, 2.5)  #: the token's own arrow: grey, dotted
+
+
+def _mpl_dash(on_off: tuple[float, ...]):
+    """A matplotlib linestyle for ``on_off`` (solid when empty)."""
+    return "-" if not on_off else (0, on_off)
 
 
 def rotation_scale(angle_deg: float, scale: float) -> np.ndarray:
@@ -36,10 +46,12 @@ class ProjectionsExplorer(Explorer):
     X = np.array([[1.0, 0.2], [0.3, 1.0], [-0.9, 0.5], [-0.3, -0.9]])  # (T, d_model) = (4, 2)
     defaults = {"token": 1, "angle_Q": 30.0, "angle_K": -30.0, "angle_V": 90.0,
                 "scale_Q": 1.6, "scale_K": 1.6, "scale_V": 1.2}
-    alt = ("Three panels. Left: one token vector in the plane with its query, key and value arrows, "
-           "three different linear images of the same vector. Middle: the weights this token's query puts "
-           "on every token's key, as bars. Right: the value vectors, the region they enclose, and "
-           "the output, a star inside that region: the only vectors that reach the output are the values.")
+    alt = ("Three panels. Left: one token vector in the plane (dotted, grey) with its query, key and value "
+           "arrows (solid, dashed and dash-dotted), three different linear images of the same vector. Middle: "
+           "the weights this token's query puts on every token's key, as bars, one colour per token. Right: the "
+           "value vectors in the same token colours, each dot with an area that grows with its weight, the "
+           "region they enclose, and the output, a star inside that region: the only vectors that reach the "
+           "output are the values.")
 
     live_script = "projections.js"
     live_title = "Proposition 2 explorer"
@@ -58,7 +70,9 @@ class ProjectionsExplorer(Explorer):
         super().__init__(figsize=(10.5, 3.6), **params)
 
     def live_data(self):
-        return {"X": self.X, "colours": TOKEN_COLOURS, "qkv_colours": {"q": Q_COLOUR, "k": K_COLOUR, "v": V_COLOUR}}
+        dashes = {name: " ".join(f"{x:g}" for x in on_off) for name, on_off in QKV_DASHES.items()}
+        return {"X": self.X, "colours": TOKEN_COLOURS, "qkv_dashes": dashes,
+                "x_dash": " ".join(f"{x:g}" for x in X_DASH)}
 
     def live_values(self):
         r = self.compute()
@@ -106,11 +120,12 @@ class ProjectionsExplorer(Explorer):
         for j, (x, y) in enumerate(self.X):
             ax_x.text(x + 0.1, y - 0.35, f"$x_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)
         arrow = dict(arrowstyle="->", lw=2.2, shrinkA=0, shrinkB=0)  # no shrink: no path clipping per draw
-        self.x_arrow = ax_x.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops={**arrow, "color": "0.45", "ls": "--"})
-        self.qkv_arrows = {name: ax_x.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops={**arrow, "color": c})
-                           for name, c in (("q", Q_COLOUR), ("k", K_COLOUR), ("v", V_COLOUR))}
-        self.qkv_labels = {name: ax_x.text(0, 0, "", color=c, fontsize=11, weight="bold")
-                           for name, c in (("q", Q_COLOUR), ("k", K_COLOUR), ("v", V_COLOUR))}
+        self.x_arrow = ax_x.annotate("", xy=(0, 0), xytext=(0, 0),
+                                     arrowprops={**arrow, "lw": 1.6, "color": "0.45", "ls": _mpl_dash(X_DASH)})
+        self.qkv_arrows = {name: ax_x.annotate("", xy=(0, 0), xytext=(0, 0),
+                                               arrowprops={**arrow, "color": QKV, "ls": _mpl_dash(dash)})
+                           for name, dash in QKV_DASHES.items()}
+        self.qkv_labels = {name: ax_x.text(0, 0, "", color=QKV, fontsize=11, weight="bold") for name in QKV_DASHES}
 
         labels = [f"$k_{j + 1}$" for j in range(len(self.X))]
         self.bars = ax_w.barh(labels, np.zeros(len(self.X)), color=TOKEN_COLOURS)

@@ -23,8 +23,8 @@ class WeightedAverageExplorer(Explorer):
     q0, K0, V0 = figure3()
     defaults = {"q1": 1.0, "q2": 1.0, "key": 1, "kx": float(K0[0, 0]), "ky": float(K0[0, 1]), "tau": 1.0}
     alt = ("Three panels. Left: the query and the keys as arrows in the plane. Middle: the softmax weight "
-           "of each key as a horizontal bar. Right: the value vectors, the polygon they span, "
-           "and the output, a weighted average that lies inside that polygon.")
+           "of each key as a horizontal bar. Right: the value vectors, each dot with an area that grows with "
+           "its weight, the polygon they span, and the output, a weighted average that lies inside that polygon.")
 
     live_script = "weighted_average.js"
     live_title = "Proposition 1 explorer"

@@ -7,8 +7,10 @@ function rotationScale(angleDeg, s) {  // as attn.widgets.projections.rotation_s
 const EXPLORER = {
   build(ctx) {
     const {svg: root, data} = ctx;
-    const C = data.colours, QKV = data.qkv_colours;
-    ctx.marker = arrowMarkers(root, [...Object.values(QKV), "currentColor"]);
+    // token j's colour in every panel (C); q, k and v in the text's colour (currentColor, so dark mode
+    // follows), told apart by their dash patterns (data.qkv_dashes) and labels: no colour means two things
+    const C = data.colours, ink = "currentColor", DASH = data.qkv_dashes;
+    ctx.marker = arrowMarkers(root, [ink]);
     const sx = scale(-3, 3, 20, 270), sy = scale(-3, 3, 280, 30);
     ctx.sx = sx; ctx.sy = sy;
     const g = svg("g", {}, root);
@@ -20,14 +22,15 @@ const EXPLORER = {
       svg("circle", {cx: sx(x), cy: sy(y), r: 4, fill: C[j]}, g);
       svg("text", {x: sx(x) + 5, y: sy(y) + 14, class: "attn-tick"}, g).textContent = `x${j + 1}`;
     });
-    ctx.xArrow = svg("line", {x1: sx(0), y1: sy(0), stroke: "currentColor", "stroke-opacity": 0.6, "stroke-width": 2,
-                              "stroke-dasharray": "5 3", "marker-end": `url(#${ctx.marker.currentColor})`}, g);
+    ctx.xArrow = svg("line", {x1: sx(0), y1: sy(0), stroke: ink, "stroke-opacity": 0.55, "stroke-width": 1.6,
+                              "stroke-dasharray": data.x_dash, "marker-end": `url(#${ctx.marker[ink]})`}, g);
     ctx.arrows = {};
     for (const name of ["q", "k", "v"]) {
-      const c = QKV[name], M = name.toUpperCase();
-      const line = svg("line", {x1: sx(0), y1: sy(0), stroke: c, "stroke-width": 2.5, "marker-end": `url(#${ctx.marker[c]})`}, g);
+      const M = name.toUpperCase();
+      const line = svg("line", {x1: sx(0), y1: sy(0), stroke: ink, "stroke-width": 2.5, "stroke-dasharray": DASH[name],
+                                "marker-end": `url(#${ctx.marker[ink]})`}, g);
       const label = svg("text", {class: "attn-label attn-bold"}, g);
-      const handle = svg("circle", {r: 9, fill: c, "fill-opacity": 0.25, stroke: c, role: "slider",
+      const handle = svg("circle", {r: 9, fill: ink, "fill-opacity": 0.15, stroke: ink, role: "slider",
                                     "aria-label": `${name} = x W_${M}: drag or use the arrow keys to turn and stretch W_${M}`}, g);
       draggable(handle, sx, sy, (x, y, dx, dy) => {
         const s = ctx.state, t = ctx.data.X[s.token - 1];
