@@ -31,11 +31,19 @@ class MultiHeadAttention(NamedTuple):
 
 
 
-def _per_head_width(name: str, width: int, h: int) -> int:
+def _per_head_width(name: str, width: int, h: int, per_head: str = "") -> int:
+    """``width // h``, or a ValueError naming ``name``, its width and h.
+
+    ``per_head`` is the symbol of one head's width in ``name`` (``"d_k"`` for W_Q and W_K, ``"d_v"``
+    for W_V): the message then says the width must be ``h · d_k`` (or ``h · d_v``). Without it the
+    matrix is any (T, h·d) matrix to split, and the message says "h times the per-head width".
+    """
     if width % h:
+        must = f"h · {per_head}, h times the per-head width {per_head}" if per_head else \
+            "h times the per-head width"
         raise ValueError(
             f"{name} has width {width}, which h = {h} heads cannot split evenly: "
-            f"the width must be h times the per-head width (d_model = h · d_k), and {width} is not divisible by {h}"
+            f"the width must be {must}, and {width} is not divisible by {h}"
         )
     return width // h
 
@@ -156,8 +164,8 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, h: int, mask=None) -> MultiHeadA
             f"W_Q has shape {W_Q.shape} and W_K has shape {W_K.shape}: queries and keys must share "
             f"the width h·d_k (got {W_Q.shape[1]} and {W_K.shape[1]})"
         )
-    d_k = _per_head_width("W_Q", W_Q.shape[1], h)
-    _per_head_width("W_V", W_V.shape[1], h)
+    d_k = _per_head_width("W_Q", W_Q.shape[1], h, "d_k")
+    _per_head_width("W_V", W_V.shape[1], h, "d_v")
     if W_O.shape[0] != W_V.shape[1]:
         raise ValueError(
             f"W_V has shape {W_V.shape} and W_O has shape {W_O.shape}: the merged heads have width "

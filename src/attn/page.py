@@ -1,6 +1,8 @@
 """What the book's pages share: the idioms every chapter and exercise page would otherwise repeat.
 
 - :func:`glue_values`: glue computed numbers for the prose (``{glue:text}`name:.2f```);
+- :func:`agreement`, :func:`upper_bound`: how closely two computations agree ("exactly", "to within 3e-16"),
+  and a bound written so that it is never below what it bounds;
 - :func:`show_explorer`: a live explorer and the note on using it ("move it yourself");
 - :func:`print_error`, :func:`print_signature`: a caught error, or a function's signature, printed
   folded to the text column (:data:`PRINT_WIDTH` characters).
@@ -13,11 +15,12 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
 __all__ = ["PRINT_WIDTH", "agreement", "explorer_note_html", "glue_values", "plain_value", "print_error",
-           "print_signature", "show_explorer"]
+           "print_signature", "show_explorer", "upper_bound"]
 
 # The characters of a printed line that fit the book's text column at 1280 px (a code cell's output is a
 # monospace block about 688 px wide; tests/browser/test_pages.py checks that no output is wider).
@@ -111,11 +114,40 @@ def glue_values(**values):
         glue(name, plain_value(value), display=False)
 
 
+def upper_bound(value, fmt: str = ".0e") -> str:
+    """``value`` written with the format spec ``fmt``, rounded *up*: the number shown is never below ``value``.
+
+    ``upper_bound(2.2e-16)`` is ``"3e-16"`` where ``f"{2.2e-16:.0e}"`` is ``"2e-16"``, so a sentence such as
+    "below {...}" or "to within {...}" stays true of the number it bounds. A value the format already shows
+    exactly (or rounds up) is formatted as ``fmt`` does; otherwise the last digit shown is raised by one.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not finite, or ``fmt`` does not write a plain number (such as ``"%"`` or ``","``).
+    """
+    value = float(plain_value(value))
+    if not np.isfinite(value):
+        raise ValueError(f"upper_bound(): value must be finite, got {value!r}")
+    text = f"{value:{fmt}}"
+    try:
+        shown = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"upper_bound(): fmt {fmt!r} does not write a plain number ({text!r})") from None
+    while float(shown) < value:
+        # one unit of the last digit shown: "2e-16" -> 1e-16, "2.2e-16" -> 1e-17, "0.01" -> 0.01
+        shown += Decimal(1).scaleb(shown.as_tuple().exponent)
+        text = f"{float(shown):{fmt}}"
+        shown = Decimal(text)
+    return text
+
+
 def agreement(gap, fmt: str = ".0e") -> str:
     """Words for how closely two computations agree, to be glued into a sentence such as "they agree {...}".
 
-    ``agreement(0.0)`` is ``"exactly"``; ``agreement(2.2e-16)`` is ``"to within 2e-16"`` (``fmt`` formats the
-    gap). A reader sees "exactly" where the difference is 0, never "0.0e+00".
+    ``agreement(0.0)`` is ``"exactly"``; ``agreement(2.2e-16)`` is ``"to within 3e-16"``: ``fmt`` formats the
+    gap rounded up (:func:`upper_bound`), so the bound printed is never smaller than the difference it bounds.
+    A reader sees "exactly" where the difference is 0, never "0.0e+00".
 
     Raises
     ------
@@ -125,7 +157,7 @@ def agreement(gap, fmt: str = ".0e") -> str:
     gap = float(plain_value(gap))
     if not np.isfinite(gap) or gap < 0:
         raise ValueError(f"agreement(): gap must be a finite size >= 0, got {gap!r}")
-    return "exactly" if gap == 0 else f"to within {gap:{fmt}}"
+    return "exactly" if gap == 0 else f"to within {upper_bound(gap, fmt)}"
 
 EXPLORER_NOTE_TITLE = "Using the explorer"
 # What is true of every live explorer (attn.widgets.live): said once, under each of them.

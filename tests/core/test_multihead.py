@@ -116,6 +116,29 @@ def test_value_width_not_divisible_by_h():
         multi_head_attention(np.ones((2, 4)), np.ones((4, 4)), np.ones((4, 4)), np.ones((4, 3)), np.ones((3, 4)), 2)
 
 
+def test_width_message_names_the_matrix_own_per_head_width():
+    # What must hold is W_Q's width = h·d_k and W_V's = h·d_v; X's width d_model need not be h·d_k, so the
+    # message never says "d_model" (the practice page prints it, and draws d_model apart from h·d_k).
+    def message(*args):
+        with pytest.raises(ValueError) as caught:
+            multi_head_attention(*args)
+        return str(caught.value)
+
+    m_q = message(np.ones((2, 5)), np.ones((5, 6)), np.ones((5, 6)), np.ones((5, 8)), np.ones((8, 5)), 4)
+    m_v = message(np.ones((2, 5)), np.ones((5, 4)), np.ones((5, 4)), np.ones((5, 3)), np.ones((3, 5)), 2)
+    assert "W_Q has width 6" in m_q and "h · d_k" in m_q and "d_v" not in m_q
+    assert "W_V has width 3" in m_v and "h · d_v" in m_v and "d_k" not in m_v
+    with pytest.raises(ValueError) as caught:
+        split_heads(np.ones((3, 5)), 2)
+    m_x = str(caught.value)
+    assert "h times the per-head width" in m_x and "d_k" not in m_x
+    assert not any("d_model" in m for m in (m_q, m_v, m_x))
+    # and the shapes that pass: d_model unrelated to h·d_k
+    out, _ = multi_head_attention(np.ones((2, 5)), np.ones((5, 8)), np.ones((5, 8)), np.ones((5, 6)),
+                                  np.ones((6, 7)), 2)
+    assert out.shape == (2, 7)
+
+
 @pytest.mark.parametrize(
     "shapes, pattern",
     [

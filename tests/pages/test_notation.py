@@ -138,6 +138,8 @@ RESERVED = [
      re.compile(r"(?<![\\\w{])R\^\{?-|W_Q\s*R(?![\w}])|\\(?:not)?in\s*R(?![\w}])|(?<![\\\w{])R\s*\\subseteq|R\s*=\s*\\emptyset")),
     ("an unsubscripted W is the weight matrix: a projection of X or Y is W_Q, W_K, W_V",
      re.compile(r"(?<![\\\w{])[XY]\s*W(?![_\w^])")),
+    ("a mask in a formula is the additive B (or M_ij in words around it), not a word inside the softmax",
+     re.compile(r"\\operatorname\{softmax\}\s*(?:\\!\s*)?(?:\\[Bb]ig[lr]?\s*)?\((?:[^()$]|\([^()$]*\))*\\text\{\s+[a-z]")),
 ]
 
 
@@ -186,6 +188,7 @@ def test_pages_use_symbols_as_the_notation_page_reserves_them(page):
     r"Row $t$ of $XW$",                                               # a bare W as a projection
     r"$W_V + sE$", r"$O + s\,WXE$",                                # a step size named s
     r"$s_j = q_i\cdot k_j/(\sqrt{d_k}\,\tau)$",                   # a score with the temperature folded in
+    r"$O = \operatorname{softmax}(QK^\top/\sqrt{d_k} \text{ masked})\,V$",  # a word for the mask B
 ])
 def test_the_rules_catch_each_misuse(bad):
     assert misuses(f"Some prose {bad} more prose.\n"), f"no rule caught {bad}"
@@ -203,9 +206,10 @@ def test_the_rules_catch_each_misuse(bad):
 
     r"$\operatorname{softmax}(S + B)V$", r"$B_{ij} = 0$", r"$B_{ij} = -\infty$", r"$B\in\mathbb{R}^{T_q\times T_k}$",
     r"$\operatorname{AttentionBlock}(X, Y)$", r"$W_Q G$ and $W_K G^{-\top}$", r"$e^{R/\tau} - 1$",
-    r"$R = \max_j s_j - \min_j s_j$", r"blocks of $b$ keys, $T\times b$", r"$XW_Q$", r"$Q_a = X W^Q_a$", r"$\gamma\, q\cdot u$",
+    r"$R = \max_j s_j - \min_j s_j$", r"blocks of $b$ keys, $T\times b$", r"$XW_Q$", r"$Q_a = X W_{Q,a}$", r"$\gamma\, q\cdot u$",
     r"$\operatorname{softmax}(s_{i\cdot} + B_{i\cdot})$",
     r"$W_V + \varepsilon E$", r"$O + \varepsilon\,WXE$", r"$x_j = s_{ij}/\tau$", r"$s_{tt} \ge 0$",
+    r"$\operatorname{softmax}(QK^\top/\sqrt{d_k} + B)\,V$", r"$\operatorname{softmax}(\cos\theta_j/\tau_{\text{eff}})$",
 ])
 def test_the_rules_pass_the_notation(good):
     assert not misuses(f"Some prose {good} more prose.\n"), f"a rule rejects the book's own notation: {good}"
@@ -291,3 +295,42 @@ def test_feedback_uses_the_notation():
                                  "It is Y[perm]: the outputs move.", "median ‖diag(s) − s sᵀ‖"])
 def test_the_feedback_rules_catch_each_misuse(bad):
     assert any(rule.search(bad) for _, rule in FEEDBACK_RULES), bad
+
+
+# -- per-head projections ------------------------------------------------------------------------------------
+# The chapter writes W_Q, W_K, W_V, W_O with subscripts, and head a's projections W_{Q,a}, W_{K,a}, W_{V,a} (the
+# notation page's row). Vaswani et al.'s superscripts W^Q_i, W^O are quoted on the papers' page only, and never
+# in one formula with the chapter's subscripted W's; no page spells a per-head projection "W_Q of head a".
+QUOTES_VASWANI = {"chapters/practice-papers.md"}
+SUPERSCRIPT_W = re.compile(r"W\^\{?[QKVO]")
+SUBSCRIPT_W = re.compile(r"W_\{?[QKVO]")
+OF_HEAD = re.compile(r"\$W_\{?[QKV]\}?\$(?:, \$W_\{?[QKV]\}?\$)*(?:,? and \$W_\{?[QKV]\}?\$)? of head")
+
+
+def per_head_misuses(text: str, quotes: bool) -> list[str]:
+    spans = prose_math(text)
+    found = [f"superscript W outside a quotation of Vaswani et al.: {m!r}" for m in spans
+             if not quotes and SUPERSCRIPT_W.search(m)]
+    found += [f"superscript and subscript W in one formula: {m!r}" for m in spans
+              if SUPERSCRIPT_W.search(m) and SUBSCRIPT_W.search(m)]
+    found += [f"a per-head projection is W_{{Q,a}}, not 'W_Q of head a': {m.group(0)!r}"
+              for m in OF_HEAD.finditer(text)]
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_per_head_projections_use_the_chapter_symbols(page):
+    found = per_head_misuses(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)) in QUOTES_VASWANI)
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+def test_the_notation_page_defines_the_per_head_symbols():
+    symbols = " ".join(sym for sym, _ in ROWS)
+    assert "$W_{Q,a}$" in symbols and "$W_{K,a}$" in symbols and "$W_{V,a}$" in symbols
+
+
+def test_the_per_head_rules_catch_each_misuse():
+    assert per_head_misuses(r"where $Q_a = X W^Q_a$ with $W^Q_a \in \mathbb{R}^{d\times d_k}$.", quotes=False)
+    assert per_head_misuses(r"Stacking gives $W_Q = [W^Q_1, \dots, W^Q_h]$.", quotes=True)
+    assert per_head_misuses(r"| $W_Q$, $W_K$, $W_V$ of head $a$, and $W_O$ |", quotes=True)
+    assert not per_head_misuses(r"(Vaswani; $W^Q_i$), here $W_{Q,a}$ and $W_O$.", quotes=True)

@@ -90,8 +90,34 @@ def test_agreement_says_exactly_for_zero_and_the_gap_otherwise():
     from attn.page import agreement
 
     assert agreement(0.0) == "exactly" and agreement(np.float32(0)) == "exactly"
-    assert agreement(2.2e-16) == "to within 2e-16"
-    assert agreement(0.0123, ".2f") == "to within 0.01"
+    # the bound is rounded up: "to within 2e-16" would be false of 2.2e-16
+    assert agreement(2.2e-16) == "to within 3e-16"
+    assert agreement(2.220446049250313e-16, ".1e") == "to within 2.3e-16"
+    assert agreement(0.0123, ".2f") == "to within 0.02"
+    assert agreement(3e-16) == "to within 3e-16"  # shown exactly: not raised
+
+
+@pytest.mark.parametrize("fmt", [".0e", ".1e", ".2e", ".1f", ".3f", ".2g", ".0f"])
+def test_a_printed_bound_is_never_below_what_it_bounds(fmt):
+    from attn.page import agreement, upper_bound
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate([10.0 ** rng.uniform(-17, 3, 400), [9.96e-16, 0.995, 9.5, 1e-12, 2.5e-16]])
+    for v in values:
+        text = upper_bound(v, fmt)
+        assert float(text) >= v, (v, fmt, text)
+        # and it is the shortest such: one unit of the last digit less would be below v (or the format's own)
+        assert text == f"{v:{fmt}}" or float(f"{v:{fmt}}") < v
+        assert agreement(v, fmt) == f"to within {text}"
+
+
+def test_upper_bound_refuses_what_is_no_number():
+    from attn.page import upper_bound
+
+    with pytest.raises(ValueError, match="finite"):
+        upper_bound(float("inf"))
+    with pytest.raises(ValueError, match="plain number"):
+        upper_bound(0.5, "%")
 
 
 @pytest.mark.parametrize("bad", [-1e-16, float("nan"), float("inf")])

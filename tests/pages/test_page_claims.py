@@ -6,7 +6,12 @@ vacuously, each kept true here for more than the one case the page draws.
 - The direct reshape (practice-build): each token fills h consecutive (head, row) slots; with the matching
   wrong merge the layer reads h diagonal blocks of T/h tokens; with the correct merge it reads the future.
   True for every h that divides T, not only the h = 2 the page draws.
-- Page rules: book machinery (``attn.book_index``) runs in hidden cells; heads are counted from 0, as in code.
+  Why the matched wrong pair reads no future token, for every T and h: row r of head a holds a piece of token
+  floor((aT + r)/h), which never decreases down a head, and the wrong merge builds output row t from the slots
+  holding token t's pieces.
+- Page rules: book machinery (``attn.book_index``) runs in hidden cells; formulas count heads from 1, as they
+  count tokens (the notation page's convention; code counts from 0 and the prose says so where it names a code
+  index).
 - Proposition 1's centre of mass (prop1-weighted-average): as the query grows the best key's weight never
   falls, but the output need not approach its value steadily, and can start on it; a corner of the hull is
   returned almost exactly only with almost all the mass, a value inside the hull by a spread of weights; a
@@ -135,6 +140,23 @@ def test_direct_reshape_puts_each_token_in_h_consecutive_slots(T, h):
         assert set((split_wrong(X_lab, h)[a] // 100).ravel()) == set(range(a * T // h, (a + 1) * T // h))
 
 
+@pytest.mark.parametrize("T, h", [(4, 2), (5, 2), (6, 4), (7, 3), (9, 2)])
+def test_why_the_matched_wrong_pair_reads_no_future_token(T, h):
+    # Not only when h divides T: the page's reason holds for any T and h.
+    d_k = 2
+    token_of = np.repeat(np.arange(T)[:, None], h * d_k, axis=1)       # each entry holds its token's number
+    slot_token = split_wrong(token_of, h)[:, :, 0]
+    a, r = np.indices((h, T))
+    np.testing.assert_array_equal(slot_token, (a * T + r) // h)       # floor((aT + r)/h)
+    assert (np.diff(slot_token, axis=1) >= 0).all()                   # never decreasing down a head
+    np.testing.assert_array_equal(merge_wrong(split_wrong(token_of, h)), token_of)
+    rng = np.random.default_rng(T * 10 + h)
+    X = rng.normal(size=(T, h * d_k))
+    Ws = [rng.normal(size=(h * d_k, h * d_k)) / np.sqrt(h * d_k) for _ in range(4)]
+    t, s = np.indices((T, T))
+    assert not (dependencies(X, Ws, h, split_wrong, merge_wrong, rng) & (s > t)).any()
+
+
 @pytest.mark.parametrize("T, h", [(6, 2), (6, 3), (8, 4)])
 def test_wrong_split_dependencies_for_any_h_dividing_T(T, h):
     rng = np.random.default_rng(T * 10 + h)
@@ -170,18 +192,15 @@ def test_the_machinery_rule_catches_a_visible_cell():
     assert visible_book_machinery(shown) and not visible_book_machinery(hidden)
 
 
-ONE_BASED_HEADS = re.compile(r"\\text\{head\}_1\b|\\text\{head\}_h\b|\\text\{head\}_\{h\}")
+ZERO_BASED_HEADS = re.compile(r"\\text\{head\}_0\b|\\text\{head\}_\{h\s*-\s*1\}|W_\{[QKV],\s*0\}"
+                              r"|\$a = 0, \\dots, h\s*-\s*1\$|counter \$0, \\dots, h\s*-\s*1\$")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
-def test_heads_are_counted_from_zero(page):
-    # Code and prose say "head 0" and slice columns a·d_k … (a+1)·d_k − 1: formulas count heads the same way.
-    assert ONE_BASED_HEADS.findall(page.read_text()) == []
-
-
-def test_the_head_rule_catches_one_based_heads():
-    assert ONE_BASED_HEADS.findall(r"[\text{head}_1, \dots, \text{head}_h]")
-    assert not ONE_BASED_HEADS.findall(r"[\text{head}_0, \dots, \text{head}_{h-1}]")
+def test_formulas_count_heads_from_one(page):
+    # The notation page: formulas count tokens, queries, keys and heads from 1 (head_1, ..., head_h, W_{Q,a}
+    # for a = 1, ..., h); code counts from 0, and the prose says "counting from 0" where it names a code index.
+    assert ZERO_BASED_HEADS.findall(page.read_text()) == []
 
 
 # ---------------------------------------------------------------- Proposition 1: the centre of mass
@@ -267,3 +286,110 @@ def test_the_weights_see_the_head_width_as_well_as_W_QK(seed):
     G = rng.normal(size=(d_k, d_k))
     w_G = attn.self_attention(X, W_Q @ G, W_K @ np.linalg.inv(G).T, W_V).weights  # the same W_QK and d_k
     np.testing.assert_allclose(w_G, w, atol=1e-10)
+def test_the_head_rule_catches_zero_based_heads():
+    assert ZERO_BASED_HEADS.findall(r"[\text{head}_0, \dots, \text{head}_{h-1}]")
+    assert ZERO_BASED_HEADS.findall(r"a plain counter $0, \dots, h-1$") and ZERO_BASED_HEADS.findall(r"$W_{Q,0}$")
+    assert not ZERO_BASED_HEADS.findall(r"[\text{head}_1, \dots, \text{head}_h]")
+    assert not ZERO_BASED_HEADS.findall(r"head `a`, counting from 0, is `W_Q[:, a*d_k:(a+1)*d_k]`")
+
+
+# ---------------------------------------------------------------- how the prose quotes a computed number
+GLUED_AGREEMENT = re.compile(r"\b([A-Za-z_][\w\-]*)=agreement\(")
+CODE_FENCE = re.compile(r"```\{code-cell\}.*?\n```", re.S)
+
+
+def dangling_agreements(text: str) -> list[str]:
+    """Glued agreement() words ("exactly", "to within 3e-16") standing where a noun is missing.
+
+    The words are adverbial: "they agree exactly". After a possessive or a determiner ("the library's
+    exactly", "with the exactly") the sentence has lost its noun.
+    """
+    names = set(GLUED_AGREEMENT.findall(text))
+    prose = CODE_FENCE.sub("", text)
+    found = []
+    for name in names:
+        for m in re.finditer(rf"(\S+)\s+\{{glue:text\}}`{re.escape(name)}`", prose):
+            before = m.group(1).lower().strip("*_")
+            if before.endswith(("'s", "’s")) or before in {"the", "a", "an", "its", "their", "of", "with"}:
+                found.append(m.group(0))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_an_agreement_is_said_of_a_noun(page):
+    assert dangling_agreements(page.read_text(encoding="utf-8")) == []
+
+
+def test_the_agreement_rule_catches_a_missing_noun():
+    cell = "```{code-cell} ipython3\nglue_values(gap=agreement(d))\n```\n"
+    assert dangling_agreements(cell + "and they agree with the library's {glue:text}`gap`.\n")
+    assert not dangling_agreements(cell + "and they agree with the library's weights {glue:text}`gap`.\n")
+
+
+# The practice pages (their reader's findings): a bound in the prose is an upper_bound()/agreement() string,
+# never a number rounded to nearest ("to within 2e-16" of 2.2e-16 is false); a shown cell carries no assert or
+# comment that only guards the prose (those sit in hidden cells); shown code binds no bare width d; and a section
+# that names a row, token or head by its code index says that it counts from 0.
+PRACTICE = sorted(ROOT.glob("chapters/practice*.md"))
+BOUND_ROUNDED = re.compile(r"\b(?:within|below|under|at most|up to|less than|more than|at least)\s+"
+                           r"\{glue:text\}`[\w\-]+:[^`]*`")
+PROSE_GUARD = re.compile(r"#\s*[\"“']|#.*\b(?:as the (?:text|prose|page) says|the prose|the caption)\b", re.I)
+BARE_D = re.compile(r"^(?! )(?:[\w ,]*, *)?d *(?:,[\w ,]*)?=(?!=)", re.M)   # top level: a helper's generic d may stay
+CODE_INDEX = re.compile(r"\b(?:row|rows|token|tokens|query|key|head|position|entry|column) "
+                        r"(?:\d+|\{glue:text\})", re.I)
+CELL_BODY = re.compile(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```", re.S)
+HIDDEN_TAG = re.compile(r"^:tags:\s*\[[^\]]*\b(?:remove-cell|remove-input|hide-input|hide-cell)\b", re.M)
+
+
+def practice_faults(text: str) -> list[str]:
+    found = [f"a rounded bound: {m.group(0)}" for m in BOUND_ROUNDED.finditer(text)]
+    for m in CELL_BODY.finditer(text):
+        body = m.group("body")
+        if HIDDEN_TAG.search(body):
+            continue
+        found += [f"a prose guard in a shown cell: {line.strip()}" for line in body.splitlines()
+                  if PROSE_GUARD.search(line)]
+        found += [f"a bare width d in shown code: {b.group(0)}" for b in BARE_D.finditer(body)]
+    for section in re.split(r"^## ", CODE_FENCE.sub("", text), flags=re.M)[1:]:
+        prose = re.sub(r"\$[^$]*\$|`[^`{]*`(?!`)", "", section)
+        if CODE_INDEX.search(prose) and "from 0" not in section:
+            found.append(f"section {section.splitlines()[0]!r} names {CODE_INDEX.search(prose).group(0)!r} "
+                         "without saying it counts from 0")
+    return found
+
+
+@pytest.mark.parametrize("page", PRACTICE, ids=[p.name for p in PRACTICE])
+def test_practice_pages_keep_their_readers_rules(page):
+    found = practice_faults(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.name}:\n" + "\n".join(found)
+
+
+def test_the_practice_rules_catch_each_fault():
+    assert practice_faults("## 1. A\n\nThey agree to within {glue:text}`gap:.0e`.\n")
+    assert practice_faults("## 1. A\n\n```{code-cell} ipython3\n# as the text says\nassert x\n```\n")
+    assert practice_faults("## 1. A\n\n```{code-cell} ipython3\nT, d = 4, 3\n```\n")
+    assert practice_faults("## 1. A\n\nRow 0 of the matrix is empty.\n")
+    assert not practice_faults("## 1. A\n\nCounting from 0, row 0 is empty; they agree {glue:text}`gap`.\n"
+                               "```{code-cell} ipython3\n:tags: [remove-cell]\n\n# as the text says\n```\n")
+    assert not practice_faults("## 1. A\n\n```{code-cell} ipython3\nT, d_k = 4, 3\ndef merge(H):\n    h, T, d = H.shape\n```\n")
+
+
+# ---------------------------------------------------------------- the exercise index
+def test_the_exercise_index_names_each_item_once():
+    # Each page's title starts with its item's id ("II.3.B01 Attention on three tokens, by hand"), and {ref}
+    # shows that title: a line that also writes the id shows it twice.
+    titles = {}
+    for page in (ROOT / "exercises").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        label = re.search(r"^\(([\w\-]+)\)=\n# (II\.3\.[BVE]\d\d)\b", text, re.M)
+        if label:
+            titles[label.group(1)] = label.group(2)
+    assert len(titles) >= 19
+    index = (ROOT / "exercises" / "index.md").read_text(encoding="utf-8")
+    for line in index.splitlines():
+        for label in re.findall(r"\{ref\}`([\w\-]+)`", line):
+            item = titles[label]
+            shown = re.sub(rf"\{{ref\}}`{label}`", item, line)
+            assert shown.count(item) == 1, f"{item} twice: {line}"
+    listed = set(re.findall(r"\{ref\}`([\w\-]+)`", index))
+    assert listed == set(titles), set(titles) ^ listed

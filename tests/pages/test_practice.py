@@ -66,6 +66,32 @@ def test_saturation_grows_with_the_head_width():
     assert ratios[2] > 100 * ratios[0]  # "wider heads make it worse", by orders of magnitude
 
 
+def backward_norms(d_k, seed=3, T_k=8, n=2000):
+    """Median |dl/ds| and |dl/dq|, scaled and unscaled, for a standard normal upstream gradient dl/dw."""
+    rng = np.random.default_rng(seed)
+    q, K = rng.standard_normal((n, 1, d_k)), rng.standard_normal((n, T_k, d_k))
+    dots = (q * K).sum(-1)
+    g = np.random.default_rng(30).standard_normal((n, T_k))
+    out = {}
+    for name, c in (("scaled", 1 / np.sqrt(d_k)), ("unscaled", 1.0)):
+        w = attn.softmax(c * dots)
+        g_s = w * g - w * (w * g).sum(1, keepdims=True)          # J g
+        g_q = c * np.einsum("nkd,nk->nd", K, g_s)                # c Kᵀ (J g)
+        out[name] = (np.median(np.linalg.norm(g_s, axis=1)), np.median(np.linalg.norm(g_q, axis=1)))
+    return out
+
+
+def test_without_the_scale_the_query_loses_far_less_gradient_than_the_scores():
+    # The missing 1/sqrt(d_k) gives back sqrt(d_k) between the scores and the query (practice-break §3):
+    # at d_k = 128 the scores lose tens of times, the query only a few; at 512 the query starves too.
+    r = backward_norms(128)
+    s_ratio, q_ratio = r["scaled"][0] / r["unscaled"][0], r["scaled"][1] / r["unscaled"][1]
+    assert s_ratio > 10 and 1 < q_ratio < 10
+    assert 0.5 * np.sqrt(128) < s_ratio / q_ratio < 2 * np.sqrt(128)
+    wide = backward_norms(512)
+    assert wide["scaled"][1] / wide["unscaled"][1] > 30 * q_ratio
+
+
 def test_one_hot_softmax_has_zero_jacobian():
     w = np.array([[0.0, 1.0, 0.0]])
     assert jacobian_fro(w)[0] == 0.0
@@ -115,6 +141,31 @@ def test_float16_naive_softmax_nan_stable_survives():
     lib = attn.softmax(s)
     assert lib.dtype == np.float16
     np.testing.assert_allclose(lib.astype(np.float64), exact, atol=2 * np.finfo(np.float16).eps)
+
+
+def test_attn_softmax_rounds_float16_once_to_the_nearest():
+    # practice-break §5: attn.softmax widens float16 to float32 and rounds the weights back once, so each is the
+    # float16 nearest the float64 answer; the float16 max-shifted softmax is one float16 step off in one weight.
+    s = np.array([12.0, 10.0, 4.0], dtype=np.float16)
+    exact = attn.softmax(s.astype(np.float64))
+    lib = attn.softmax(s)
+    np.testing.assert_array_equal(lib, attn.softmax(s.astype(np.float32)).astype(np.float16))
+    assert np.all(np.abs(lib.astype(np.float64) - exact) <= np.spacing(lib).astype(np.float64) / 2)
+    e = np.exp(s - s.max())
+    shifted = e / e.sum()
+    assert np.flatnonzero(shifted != lib).tolist() == [1]
+    assert shifted[1] - lib[1] == np.spacing(lib[1])
+
+
+def test_the_max_shift_alone_keeps_float16_rows_finite():
+    rng = np.random.default_rng(5)
+    d_k, T_k, n = 64, 8, 5000
+    raw = (rng.standard_normal((n, 1, d_k)) * rng.standard_normal((n, T_k, d_k))).sum(-1).astype(np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = np.exp(raw) / np.exp(raw).sum(1, keepdims=True)
+    e = np.exp(raw - raw.max(1, keepdims=True))
+    assert np.isnan(naive).any(axis=1).mean() > 0.3
+    assert np.isfinite(e / e.sum(1, keepdims=True)).all()
 
 
 # ---------------------------------------------------------------- 6. polarity
@@ -214,6 +265,12 @@ def test_lookup_layer_finds_the_entry_by_content():
         out, w = attn.self_attention(embed(entries + [f"?{letters[asked]}"]), W_Q, W_K, W_V, causal=True)
         assert out[-1].argmax() == digits[asked]
         assert w[-1, entries.index(f"{letters[asked]}{digits[asked]}")] > 0.99
+    # The weight on the match is e^x / (e^x + n0), n0 the visible tokens of score 0: distance plays no part.
+    x = 4.0 ** 2 / np.sqrt(n_let)
+    tokens = ["A3", "B7", "C1", "?B", "D4", "?E", "E0", "?E", "?A"]
+    _, w = attn.self_attention(embed(tokens), W_Q, W_K, W_V, causal=True)
+    for t, entry in ((3, 1), (8, 0)):
+        np.testing.assert_allclose(w[t, entry], np.exp(x) / (np.exp(x) + t))
     # A question before its entry finds nothing: uniform weights over what it can see.
     out, w = attn.self_attention(embed(["A3", "?E", "E0"]), W_Q, W_K, W_V, causal=True)
     np.testing.assert_allclose(w[1, :2], 0.5)
