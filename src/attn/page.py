@@ -66,7 +66,10 @@ def print_signature(f, prefix: str = "attn.", width: int = PRINT_WIDTH) -> str:
     line up under the first parameter. Returns the printed text. Raises ``TypeError`` (from
     :func:`inspect.signature`) if ``f`` has no signature.
     """
-    sig = inspect.signature(f)
+    try:  # annotations as the reader writes them (float | None), not as the strings of postponed evaluation
+        sig = inspect.signature(f, eval_str=True)
+    except (NameError, SyntaxError, TypeError, AttributeError):
+        sig = inspect.signature(f)
     head = f"{prefix}{f.__name__}("
     returns = "" if sig.return_annotation is sig.empty else f" -> {inspect.formatannotation(sig.return_annotation)}"
     pieces = [str(p) for p in sig.parameters.values()]

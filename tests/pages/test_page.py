@@ -252,9 +252,16 @@ def test_print_signature_folds_between_parameters(capsys):
         return 0
 
     text = print_signature(f, prefix="m.", width=40)
-    assert text.splitlines() == ["m.f(alpha, beta: 'float' = 1.0,",      # 31 characters; +11 would pass 40
+    assert text.splitlines() == ["m.f(alpha, beta: float = 1.0,",      # 29 characters; +11 would pass 40
                                  "    gamma=None,",
-                                 "    delta: 'str' = 'raise') -> 'int'"]
-    assert " ".join(text.split()) == "m.f(alpha, beta: 'float' = 1.0, gamma=None, delta: 'str' = 'raise') -> 'int'"
+                                 "    delta: str = 'raise') -> int"]  # annotations as written, not as strings
+    assert " ".join(text.split()) == "m.f(alpha, beta: float = 1.0, gamma=None, delta: str = 'raise') -> int"
     assert capsys.readouterr().out == text + "\n"
     assert print_signature(lambda: 0, prefix="") == "<lambda>()"
+
+    def g(x: "NotAName" = 1):  # an annotation that names nothing importable is shown as it was written
+        return x
+
+    assert print_signature(g, prefix="") == "g(x: 'NotAName' = 1)"
+    import attn
+    assert "scale: float | None = None" in " ".join(print_signature(attn.attention).split())
