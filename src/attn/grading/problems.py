@@ -148,7 +148,9 @@ def _draw_until_distinct(rng, draw, parts, tries: int = 2000) -> dict:
     """Draw data until every declared mistake differs from the right answer (so each hint can be given).
 
     "Differs" means: by more than twice the part's own tolerance plus the rounding of earlier parts carried
-    through it (:meth:`Item.tolerance`), so no mistake passes for a right answer given by hand.
+    through it (:meth:`Item.tolerance`), so no mistake passes for a right answer given by hand, and no answer
+    near the right one is told it made a mistake (a mistake with its own ``atol`` counts that band instead of
+    the part's own tolerance, as the judge does).
     Deterministic for a given generator state: the same seed always gives the same numbers.
     """
     for _ in range(tries):
@@ -166,7 +168,8 @@ def _draw_until_distinct(rng, draw, parts, tries: int = 2000) -> dict:
                         wrong = np.asarray(m.answer(ns))
                     except Exception:
                         continue  # e.g. W.T @ V when the shapes do not fit: the shape message covers it
-                    if _answers.close(wrong, exp, atol, rtol, equal_nan=True):
+                    band = atol if m.atol is None else atol - p.tolerances()[0] + m.atol
+                    if _answers.close(wrong, exp, band, rtol, equal_nan=True):
                         ok = False
         if ok:
             return data
