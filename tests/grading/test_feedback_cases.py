@@ -282,3 +282,27 @@ def test_the_last_hints_lead_to_the_answer_without_stating_it(item_id):
     for text in texts:
         for leak in LEAKS[item_id]:
             assert leak not in text, (item_id, leak, text)
+
+
+def test_problem_hints_and_praise_are_made_from_the_items_data():
+    """B01/V01 and B04/V04 hints quote shapes (d_k, √d_k, T_q, T_k): made from the problem's data, and true for
+    every seed of its variant, which draws the same shapes."""
+    from attn.grading import problems
+
+    for pid, vid, make in (("B01", "V01", problems._qkv_hints), ("B04", "V04", problems._cross_hints)):
+        b = get_item(pid).context()
+        shapes = {k: b.__dict__[k].shape for k in ("Q", "K", "V")}
+        for seed in range(40):
+            v = get_item(vid).context(seed)
+            assert {k: v.__dict__[k].shape for k in shapes} == shapes, (vid, seed)
+        assert tuple(get_item(pid).hints) == tuple(get_item(vid).hints) == make({k: b.__dict__[k] for k in shapes})
+        (T_q, d_k), T_k = shapes["Q"], shapes["K"][0]
+        text = " ".join(get_item(pid).hints)
+        assert (f"d_k = {d_k}" in text) if pid == "B01" else (f"T_q = {T_q}" in text and f"{T_q} × {T_k}" in text)
+        other = {"Q": np.ones((5, 9)), "K": np.ones((7, 9)), "V": np.ones((7, 2))}
+        assert make(other) != make({k: b.__dict__[k] for k in shapes})  # the hints follow the data
+    assert "d_k = 9, so √d_k = √9" not in " ".join(problems._qkv_hints(other))
+    assert "d_k = 9, so √d_k = 3" in " ".join(problems._qkv_hints(other))
+    assert "1/7 each" in " ".join(problems._qkv_hints(other))
+    b04 = get_item("B04").context()
+    assert get_item("B04").part("weights").praise.startswith(f"{b04.Q.shape[0]} rows, one per query")
