@@ -761,7 +761,6 @@ def e10_data(rng=None) -> dict:
 
 _E10 = SimpleNamespace(**e10_data())
 _E10_BOUND = math.ceil(float(np.abs(attn.scores(_E10.Q, _E10.K)).max()))  # every score is at most this in size
-_E10_DK = _E10.Q.shape[1]
 
 
 def _safe(Q, K, V, mask=None):
@@ -808,14 +807,16 @@ E10 = exercise(10, "nan", "Break it: why is the output NaN?",
              mistakes=[
                  Mistake("overflow", lambda ns: 1.0,
                          f"Look at the sizes: no score here is above {_E10_BOUND} in size, and exp({_E10_BOUND}) ≈ "
-                         f"{math.exp(_E10_BOUND):.0f} is far from overflowing. Print the scores of row 0 after "
-                         "masking."),
-                 Mistake("scale", lambda ns: 3.0,
-                         f"d_k = {_E10_DK} here, so the scale is 1/√{_E10_DK}, a finite number. Print the row of "
-                         "scores that gives NaN."),
-                 Mistake("values", lambda ns: 4.0,
-                         "V holds small whole numbers, no NaN (np.isnan(V).any() is False). Only row 0 of the output "
-                         "is NaN: what is special about query 0?"),
+                         f"{math.exp(_E10_BOUND):.0f} is far from overflowing (NumPy's warning would say "
+                         "\"overflow\"). Print the scores of row 0 after masking."),
+                 Mistake("columns", lambda ns: 3.0,
+                         "Read the function again: W.sum(axis=-1, keepdims=True) adds along each row, so each "
+                         "query's weights are normalised over the keys, not down a column. Print the row of "
+                         "masked scores that gives NaN."),
+                 Mistake("polarity", lambda ns: 4.0,
+                         "The mask has the book's polarity: attn.causal_mask(4) is True on and below the diagonal "
+                         "(may read), and not_padding is True for the real tokens. Print mask[0]: which keys may "
+                         "query 0 read?"),
              ]),
         Part("safe_attention", lambda ns: _safe, kind="function", what="the output (T_q, d_v)", cases=e10_cases,
              praise="A query that may read nothing now outputs zeros, and large scores do not overflow.",
