@@ -276,9 +276,10 @@ E03 = exercise(3, "jacobian", "The softmax Jacobian",
         ],
     )],
     hints=(
-        "Write w_i = e_i / Σ with e_i = exp(x_i/τ). Differentiate with the quotient rule: ∂w_i/∂x_j has one term "
-        "from the numerator (only when i = j) and one from the sum Σ.",
-        "The result is ∂w_i/∂x_j = (δ_ij w_i − w_i w_j)/τ. In matrix form: (np.diag(w) − np.outer(w, w)) / tau.",
+        "Write w_i = u_i / Σ with u_i = exp(x_i/τ) and Σ = Σ_l u_l. Differentiate with the quotient rule: "
+        "∂w_i/∂x_j has one term from the numerator (only when i = j) and one from the sum Σ.",
+        "The result is ∂w_i/∂x_j = (δ_ij w_i − w_i w_j)/τ, where δ_ij is 1 if i = j and 0 otherwise. In matrix "
+        "form: (np.diag(w) − np.outer(w, w)) / tau.",
         "Compute w with a stable softmax (your E01 function, or attn.softmax); at x = (1e4, 0, −1e4) the Jacobian is "
         "all zeros, not NaN.",
     ),
