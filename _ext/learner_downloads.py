@@ -10,6 +10,7 @@ download menu.
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 LEARNER_DIR = "learner"
@@ -37,13 +38,38 @@ def install_cell_source(repository: str) -> str:
     return INSTALL.format(url=repository.rstrip("/") + ".git")
 
 
+MD_LINK = re.compile(r"\]\((?P<path>(?![a-z][a-z0-9+.-]*:)[^)#\s]+)\.md(?P<anchor>#[^)\s]*)?\)")
+
+
+def download_links(text: str) -> str:
+    """The Markdown links of a learner copy as they must read in its downloaded .ipynb.
+
+    A learner copy links to the other copies next to it (``b01-three-tokens.md``) and to the book's pages
+    (``../../chapters/notation.md``), which are files of the repository. Downloaded, only notebooks stand next
+    to it (``learner/<page>.ipynb``, in the built book and in a learner's folder of downloads): a copy's
+    link becomes its notebook (``b01-three-tokens.ipynb``, heading anchor kept: Jupyter makes the same ones),
+    and a page's link the built page at the same relative place (``../../chapters/notation.html``, no anchor:
+    the book's are not JupyterLab's)."""
+    def swap(m):
+        path, anchor = m["path"], m["anchor"] or ""
+        if "/" not in path:
+            return f"]({path}.ipynb{anchor})"
+        return f"]({path}.html)"
+    return MD_LINK.sub(swap, text)
+
+
 def write_learner_notebook(src: Path, target: Path, repository: str | None = None) -> None:
     """The learner copy ``src`` (MyST Markdown) as a valid, unexecuted .ipynb at ``target``; with the book's
-    ``repository`` URL known, a first cell installs attn from it where it is not installed (Colab)."""
+    ``repository`` URL known, a first cell installs attn from it where it is not installed (Colab). Links to
+    other learner copies and to the book's pages are made to work from the downloaded file
+    (:func:`download_links`)."""
     import jupytext
     import nbformat
 
     nb = jupytext.read(src)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = download_links(cell.source)
     if repository:
         nb.cells.insert(0, nbformat.v4.new_code_cell(install_cell_source(repository)))
     nb.metadata.pop("jupytext", None)  # an .ipynb on its own, not paired with a text file

@@ -138,7 +138,8 @@ def causal_route(S, V) -> str:
         kept = S[i, : i + 1]  # the scores row i may read: keys 1 … i+1
         e = np.exp(kept)
         mix = " + ".join(f"${W[i, j]:.4f}\\,{_vec(V[j])}$" for j in range(i + 1))
-        lines.append(f"- Row {i + 1} reads keys 1 to {i + 1}: scores " + ", ".join(f"{x:g}" for x in kept)
+        reads = f"keys 1 to {i + 1}" if i else "key 1 only"
+        lines.append(f"- Row {i + 1} reads {reads}: scores " + ", ".join(f"{x:g}" for x in kept)
                      + (", exponentials " + ", ".join(f"{v:.4f}" for v in e) + f" (sum {e.sum():.4f})" if i else "")
                      + ", weights " + ", ".join(f"{v:.2f}" for v in W[i, : i + 1])
                      + f"; output {mix} $\\approx (" + ", ".join(f"{x:.2f}" for x in O[i]) + ")$.")

@@ -38,7 +38,8 @@ def test_causal_route_rows_read_only_the_past():
     S = np.array([[1, 2, 0, 1], [1, 1, 2, 0], [2, 0, 0, 1], [0, 1, 1, 0]], dtype=float)
     V = np.array([[2, 0], [0, 2], [1, 1], [4, 0]], dtype=float)
     lines = causal_route(S, V).split("\n")
-    assert lines[0].startswith("- Row 1 reads keys 1 to 1: scores 1, weights 1.00;")
+    assert lines[0].startswith("- Row 1 reads key 1 only: scores 1, weights 1.00;")
+    assert lines[1].startswith("- Row 2 reads keys 1 to 2: ")
     assert "\\approx (2.00, 0.00)$" in lines[0]
     e = math.exp(1)
     assert f"scores 1, 1, exponentials {e:.4f}, {e:.4f} (sum {2 * e:.4f}), weights 0.50, 0.50" in lines[1]

@@ -233,8 +233,8 @@ HINT_TABLE = [
     ("E09", "merge_heads", lambda d: (lambda H: np.swapaxes(H, 0, 1)), "transpose_no_reshape"),
     # E10 break it
     ("E10", "cause", lambda d: 1, "overflow"),
-    ("E10", "cause", lambda d: 3, "scale"),
-    ("E10", "cause", lambda d: 4, "values"),
+    ("E10", "cause", lambda d: 3, "columns"),
+    ("E10", "cause", lambda d: 4, "polarity"),
     ("E10", "cause", lambda d: "b", "text"),
     ("E10", "cause", lambda d: 2.5, "not_a_choice"),
     ("E10", "cause", lambda d: 5, "not_a_choice"),  # was "Check the arithmetic"

@@ -443,7 +443,7 @@ def test_variant_display_and_bad_seeds():
     v = variant("V01", 3)
     text = str(v)
     assert text.startswith("V01 (seed 3)") and "Q = [[" in text and "V = [[" in text
-    assert "<pre>" in v._repr_html_()
+    assert '<pre class="attn-variant">' in v._repr_html_()
     for bad in (-1, 1.5, "7", None, True):
         assert isinstance(variant("V01", bad), Note)
     assert isinstance(variant("B01", 3), Note)

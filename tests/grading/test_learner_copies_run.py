@@ -93,6 +93,6 @@ def test_learner_copies_link_to_files_that_exist_and_keep_no_book_roles():
     for page in learner.pages(ROOT):
         copy = learner.copy_path(page, ROOT)
         text = copy.read_text(encoding="utf-8")
-        assert "{ref}`" not in text and "{doc}`" not in text, copy.name
+        assert "{ref}`" not in text and "{doc}`" not in text and "{prf:ref}`" not in text, copy.name
         for target in re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", text):
             assert (copy.parent / target).exists(), (copy.name, target)

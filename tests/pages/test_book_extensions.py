@@ -259,6 +259,31 @@ def test_learner_notebook_is_valid_and_has_no_solution(tmp_path):
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
 
 
+def test_downloaded_learner_notebooks_link_to_what_stands_next_to_them(tmp_path):
+    """A learner copy links to other copies (``b01-three-tokens.md``), which a download does not hold: in the
+    .ipynb each becomes the other copy's notebook, which the built book serves next to it (learner/<page>.ipynb),
+    and a link to a page of the book becomes that built page (review 5, finding 12)."""
+    assert learner_downloads.download_links("[B01](b01-three-tokens.md) and [B01](b01-three-tokens.md#Output)") \
+        == "[B01](b01-three-tokens.ipynb) and [B01](b01-three-tokens.ipynb#Output)"
+    assert learner_downloads.download_links("[N](../../chapters/notation.md#Conventions)") == \
+        "[N](../../chapters/notation.html)"
+    assert learner_downloads.download_links("[x](https://example.org/a.md)") == "[x](https://example.org/a.md)"
+    learner = ROOT / "exercises" / "learner"
+    linked = 0
+    for src in sorted(learner.glob("*.md")):
+        target = tmp_path / (src.stem + ".ipynb")
+        learner_downloads.write_learner_notebook(src, target)
+        text = "\n".join(c.source for c in nbformat.read(target, as_version=4).cells if c.cell_type == "markdown")
+        assert not re.findall(r"\]\((?![a-z]+:)[^)]*\.md[)#]", text), f"{src.name}: a link to a .md file is left"
+        for path in re.findall(r"\]\((?![a-z]+:)([^)#]+\.ipynb)", text):
+            linked += 1
+            assert "/" not in path and (learner / path).with_suffix(".md").is_file(), (src.name, path)
+        for path in re.findall(r"\]\((?![a-z]+:)([^)#]+\.html)", text):
+            linked += 1
+            assert (learner / path).with_suffix(".md").resolve().is_file(), (src.name, path)
+    assert linked >= 6  # b04, e02 and v01 to v04 link to another exercise
+
+
 def test_learner_notebook_installs_attn_only_where_missing(tmp_path):
     """With the book's repository known, the download starts with a cell that installs attn from it (Colab);
     where attn is installed the cell does nothing, and the notebook runs on."""

@@ -253,6 +253,63 @@ def test_the_figure_rules_catch_each_misuse(bad):
     assert figure_misuses(page), bad
 
 
+# -- what the exercise pages add keeps the same notation (review 5) ------------------------------------------
+# The output is O = WV (not the word "weights" times V); log is the natural logarithm (not \ln); an exponential
+# of a logit is u_l, summed over l (k is a key, and e_k reads as a basis vector); a target weight is w* (the
+# weights are never p). A page that writes the outer product ww^T says that w is a column vector there, and a
+# page that writes Kronecker's delta says what it is.
+EXERCISE_PAGES = sorted((ROOT / "exercises").glob("*.md"))
+EXERCISE_RULES = [
+    ("the output is O = WV, not the word weights times V", re.compile(r"\\text\{weights\}")),
+    ("log is the natural logarithm, as on the notation page: not \\ln", re.compile(r"\\ln(?![A-Za-z])")),
+    ("an exponential of a logit is u_l: e_k reads as a basis vector", re.compile(r"(?<![\\\w])e_\{?[a-z]\}?\s*=\s*\\exp")),
+    ("k is a key: a sum over the logits runs over l", re.compile(r"\\sum_\{?k(?![\w])")),
+    ("a target weight is w*, not p", re.compile(r"(?<![\\\w])p\s*/\s*\(\s*1\s*-\s*p|\(\s*1\s*-\s*p\s*\)\s*/\s*p")),
+    ("formulas count from 1: no score, query, key, value, weight or logit is numbered 0",
+     re.compile(r"(?<![\\\w])[sqkvwx](?:\^\{\(\d\)\})?_\{?0(?![\d.])")),
+]
+OUTER_PRODUCT = re.compile(r"(?<![\\\w])w\s*w\^\\top")
+DELTA = re.compile(r"\\delta_")
+DELTA_DEFINED = re.compile(r"\\delta_\{?\w+\}?\s*=\s*1\b|\\delta_\{?\w+\}?\s+is\s+1\b")
+
+
+def exercise_misuses(text: str) -> list[str]:
+    spans = prose_math(text)
+    found = [f"{why}: {span[:90]!r}" for span in spans for why, rule in EXERCISE_RULES if rule.search(span)]
+    prose = CODE_CELL.sub("\n", text)
+    if any(OUTER_PRODUCT.search(s) for s in spans) and "column vector" not in prose:
+        found.append("writes the outer product ww^T without saying that w is a column vector there")
+    if any(DELTA.search(s) for s in spans) and not DELTA_DEFINED.search(" ".join(spans)):
+        found.append("writes Kronecker's delta without defining it (delta_ij = 1 if i = j, else 0)")
+    return found
+
+
+@pytest.mark.parametrize("page", EXERCISE_PAGES, ids=[p.name for p in EXERCISE_PAGES])
+def test_exercise_pages_keep_the_notation_in_what_they_add(page):
+    found = exercise_misuses(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("bad", [
+    r"Compute the output $\text{weights}\; V$.", r"$\tau = \Delta/\ln(3)$", r"Write $e_k = \exp(x_k/\tau)$.",
+    r"$\Sigma = \sum_k u_k$", r"odds $p/(1-p)$", r"$e^{-\Delta/\tau} = (1-p)/p$",
+    r"$J = \operatorname{diag}(w) - ww^\top$", r"$\partial u_l/\partial x_j = \delta_{lj} u_j$",
+    r"$\Delta = s^{(2)}_0 - s^{(2)}_1$", r"$w_0 + w_1$",
+])
+def test_the_exercise_rules_catch_each_misuse(bad):
+    assert exercise_misuses(f"Some prose {bad} more prose.\n"), bad
+
+
+@pytest.mark.parametrize("good", [
+    r"Compute $O = WV$.", r"$\tau = \Delta/\log(3)$", r"Write $u_l = \exp(x_l/\tau)$ and $\Sigma = \sum_l u_l$.",
+    r"$w^*/(1-w^*)$", r"taken as a column vector, $J = \operatorname{diag}(w) - ww^\top$",
+    r"$\Delta = s^{(2)}_1 - s^{(2)}_2$", r"$H[0, t], H[1, t]$", r"$10^{-9}$",
+    r"With $\delta_{lj} = 1$ if $l = j$ and 0 otherwise, $\partial u_l/\partial x_j = \delta_{lj} u_j$",
+])
+def test_the_exercise_rules_pass_the_notation(good):
+    assert not exercise_misuses(f"Some prose {good} more prose.\n"), good
+
+
 def test_inline_math_over_a_line_break_is_checked():
     assert misuses("The Jacobian $J = \\operatorname{diag}(s)\n - ss^\\top$ of the weights.\n")
 
@@ -269,6 +326,9 @@ FEEDBACK_RULES = [
     ("a random variable is ξ or η (X is a sequence)", re.compile(r"Var\(c?\s*X\)|Cov\(X")),
     ("E04's self-attention output is O (Y is the second sequence)", re.compile(r"\bY\[perm\]|\bY = attn\.attention|rows of Y\b|\bIt is Y\b")),
     ("the weights are w, not s", re.compile(r"diag\(s\)|\bs sᵀ|\bssᵀ")),
+    ("log is the natural logarithm, as on the notation page: not ln", re.compile(r"\bln\(")),
+    ("an exponential of a logit is u_i: e_i reads as a basis vector", re.compile(r"\be_[a-z]\s*=\s*exp")),
+    ("a target weight is w*, as on the E08 page", re.compile(r"(?<![\w*])w/\(1\s*[−-]\s*w\)")),
 ]
 
 
@@ -292,7 +352,8 @@ def test_feedback_uses_the_notation():
 
 
 @pytest.mark.parametrize("bad", ["Each product q_i k_i has variance σ_q² σ_k².", "Var(c X) = c² Var(X).",
-                                 "It is Y[perm]: the outputs move.", "median ‖diag(s) − s sᵀ‖"])
+                                 "It is Y[perm]: the outputs move.", "median ‖diag(s) − s sᵀ‖",
+                                 "so τ = Δ / ln(w/(1 − w)).", "Write w_i = e_i / Σ with e_i = exp(x_i/τ)."])
 def test_the_feedback_rules_catch_each_misuse(bad):
     assert any(rule.search(bad) for _, rule in FEEDBACK_RULES), bad
 

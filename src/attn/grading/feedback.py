@@ -14,7 +14,13 @@ NOT_TRIED = "not tried"
 STATUSES = (NOT_TRIED, NOT_YET, CORRECT)
 
 _ICON = {CORRECT: "✓", NOT_YET: "✗", NOT_TRIED: "…"}
+# Each box's left border: the colour for a light page, which JupyterLab and Colab use as written; the book's
+# dark mode swaps it through the CSS variable named here (_ext/offline_book_static/attn-palette.css), and
+# paints the box's panel as the page (the theme otherwise puts every HTML output on a light panel).
 _COLOUR = {CORRECT: "#1a7f37", NOT_YET: "#b35900", NOT_TRIED: "#57606a"}
+_VARIABLE = {CORRECT: "--attn-verdict-correct", NOT_YET: "--attn-verdict-not-yet",
+             NOT_TRIED: "--attn-verdict-not-tried"}
+NOTE_COLOUR, NOTE_VARIABLE = "#0969da", "--attn-verdict-note"
 _LABEL = {CORRECT: "Correct", NOT_YET: "Not yet", NOT_TRIED: "Not tried yet"}
 
 
@@ -23,9 +29,9 @@ def _html(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
-def _box(colour: str, inner: str) -> str:
+def _box(colour: str, variable: str, inner: str) -> str:
     return (
-        f'<div class="attn-feedback" style="border-left:4px solid {colour};'
+        f'<div class="attn-feedback" style="border-left:4px solid var({variable}, {colour});'
         f'padding:0.3em 0.8em;margin:0.3em 0">{inner}</div>'
     )
 
@@ -66,7 +72,7 @@ class Feedback:
 
     def _repr_html_(self) -> str:
         return _box(
-            _COLOUR[self.status],
+            _COLOUR[self.status], _VARIABLE[self.status],
             f"<strong>{_ICON[self.status]} {html.escape(self._head())}: {_LABEL[self.status]}.</strong> "
             f"{_html(self.message)}",
         )
@@ -120,7 +126,7 @@ class Note:
         return str(self)
 
     def _repr_html_(self) -> str:
-        return _box("#0969da", f"<strong>{html.escape(self.title)}:</strong> {_html(self.text)}")
+        return _box(NOTE_COLOUR, NOTE_VARIABLE, f"<strong>{html.escape(self.title)}:</strong> {_html(self.text)}")
 
 
 class Table:

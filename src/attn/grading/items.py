@@ -42,11 +42,17 @@ class Mistake:
     For a ``"function"`` part, ``answer(ns)`` returns the *wrong function* (for
     example a softmax that does not subtract the maximum); it is run on the
     same test cases as the learner's.
+
+    ``atol`` (a value part only): the mistake is recognised only within this absolute distance of its wrong
+    answer, instead of the part's tolerance. Give it when the wrong answer lies close to the right one (E08's
+    closed-form slip is 0.04 from the right τ, the part allows 0.023): with the part's tolerance, a near-right
+    answer reached by an honest but inaccurate route would be told it made this mistake.
     """
 
     key: str
     answer: Callable[[SimpleNamespace], Any]
     hint: str
+    atol: float | None = None
 
 
 @dataclass(frozen=True)

@@ -265,7 +265,8 @@ def _matching_mistakes(arr, expected, wrongs, atol, rtol):
         if _answers.close(wrong, expected, atol, rtol, equal_nan=True):
             continue  # for these numbers the mistake cannot be told apart from the right answer
         tol = atol if np.shape(wrong) == np.shape(expected) else float(np.max(atol))  # per-entry atol fits expected
-        if _answers.close(arr, wrong, tol, rtol, equal_nan=True) and all(m.key != f.key for f in found):
+        tol, m_rtol = (tol, rtol) if m.atol is None else (m.atol, 0.0)  # a mistake near the answer: its own band
+        if _answers.close(arr, wrong, tol, m_rtol, equal_nan=True) and all(m.key != f.key for f in found):
             found.append(m)
     return found
 

@@ -16,7 +16,7 @@ Rules, applied to each MyST notebook ``exercises/<name>.md`` (not ``index.md``):
   after the page's ``from attn.grading import ...`` cell, the cell that turns on
   :func:`attn.grading.record_progress`; at the end, the ``progress()`` table of the problem set;
 - cross-references that only the book resolves (``{ref}`label```, ``{ref}`text <label>```,
-  ``{doc}`path```) become ordinary Markdown links to the page's file, relative to the copy, which
+  ``{prf:ref}`text <label>```, ``{doc}`path```) become ordinary Markdown links to the page's file, relative to the copy, which
   JupyterLab opens: another exercise links to its learner copy, a chapter to ``../../chapters/<page>.md``
   (a label inside a page adds JupyterLab's heading anchor). Other roles keep their text only.
 
@@ -39,15 +39,27 @@ LABEL = re.compile(r"^\([\w\-:.]+\)=\s*$")
 LEARNER_TAGS = {"learner-only", "remove-cell", "skip-execution"}
 ROLE = re.compile(r"\{(?P<role>[a-z:-]+)\}`(?P<body>[^`]+)`")
 HEADING = re.compile(r"^#+\s+(?P<title>.+?)\s*$")
+PRF_DIRECTIVE = re.compile(r"^(?::{3,}|`{3,})\{prf:\w+\}(?P<title>.*)$")
+PRF_LABEL = re.compile(r"^:label:\s*(?P<label>[\w\-:.]+)\s*$")
 
 
 def labels(root: Path) -> dict[str, tuple[Path, str, bool]]:
-    """``{label: (page, title of the heading it marks, whether it is the page's first heading)}`` for the book's pages."""
+    """``{label: (page, title of the heading it marks, whether it is the page's first heading)}`` for the book's pages.
+
+    A ``{prf:...}`` directive's ``:label:`` counts too, with the directive's title; its link goes to its page
+    (JupyterLab has no anchor for a directive), so it counts as the page's first heading."""
     found = {}
     for page in sorted(list((root / "chapters").glob("*.md")) + list((root / "exercises").glob("*.md"))):
         lines = page.read_text(encoding="utf-8").split("\n")
         first_heading = next((i for i, line in enumerate(lines) if HEADING.match(line)), None)
         for i, line in enumerate(lines):
+            d = PRF_DIRECTIVE.match(line.strip())
+            if d:
+                for k in range(i + 1, min(i + 4, len(lines))):
+                    if m := PRF_LABEL.match(lines[k].strip()):
+                        found[m["label"]] = (page, d["title"].strip() or m["label"], True)
+                        break
+                continue
             m = LABEL.match(line.strip())
             if not m:
                 continue
@@ -74,7 +86,7 @@ def links(text: str, known: dict, root: Path) -> str:
         role, body = m["role"], m["body"]
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^>]+)>$", body, re.S)
         shown, target = (explicit["text"], explicit["target"]) if explicit else (None, body)
-        if role == "ref" and target in known:
+        if role in ("ref", "prf:ref") and target in known:
             page, title, top = known[target]
             href = _link_target(page, root)
             if not top:

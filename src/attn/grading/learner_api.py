@@ -224,7 +224,7 @@ class Variant:
     def _repr_html_(self) -> str:
         import html
 
-        return "<pre>" + html.escape(str(self)) + "</pre>"
+        return '<pre class="attn-variant">' + html.escape(str(self)) + "</pre>"
 
 
 def variant(item_id: str, seed: int = 0) -> Variant | Note:

@@ -148,7 +148,9 @@ def _draw_until_distinct(rng, draw, parts, tries: int = 2000) -> dict:
     """Draw data until every declared mistake differs from the right answer (so each hint can be given).
 
     "Differs" means: by more than twice the part's own tolerance plus the rounding of earlier parts carried
-    through it (:meth:`Item.tolerance`), so no mistake passes for a right answer given by hand.
+    through it (:meth:`Item.tolerance`), so no mistake passes for a right answer given by hand, and no answer
+    near the right one is told it made a mistake (a mistake with its own ``atol`` counts that band instead of
+    the part's own tolerance, as the judge does).
     Deterministic for a given generator state: the same seed always gives the same numbers.
     """
     for _ in range(tries):
@@ -166,7 +168,8 @@ def _draw_until_distinct(rng, draw, parts, tries: int = 2000) -> dict:
                         wrong = np.asarray(m.answer(ns))
                     except Exception:
                         continue  # e.g. W.T @ V when the shapes do not fit: the shape message covers it
-                    if _answers.close(wrong, exp, atol, rtol, equal_nan=True):
+                    band = atol if m.atol is None else atol - p.tolerances()[0] + m.atol
+                    if _answers.close(wrong, exp, band, rtol, equal_nan=True):
                         ok = False
         if ok:
             return data
@@ -193,15 +196,28 @@ def problem_and_variant(number: int, slug: str, title: str, variant_title: str, 
 
 # ----------------------------------------------------------------------------- B01 / V01: three tokens
 
-_THREE_HINTS = (
-    "Scores first: S = Q Kᵀ / √d_k. Entry S[i, j] is the dot product of query row i with key row j, "
-    "divided by √d_k. Here d_k = 4, so √d_k = 2.",
-    "Weights: take each row of S on its own. Exponentiate its three entries and divide each by their sum. "
-    "Each row of weights then sums to 1.",
-    "Output: row i is weights[i, 0] · V[0] + weights[i, 1] · V[1] + weights[i, 2] · V[2], "
-    "that is weights @ V, of shape (T_q, d_v).",
-    "A row whose scores are all equal gets equal weights, 1/3 each, whatever the common score is.",
-)
+def _sqrt_text(n: int) -> str:
+    """√n as a hint writes it: a whole number when n is a square (√4 = 2), else √n."""
+    r = math.isqrt(n)
+    return str(r) if r * r == n else f"√{n}"
+
+
+def _output_row(T_k: int) -> str:
+    """Row i of weights @ V written out term by term, one term per key."""
+    return " + ".join(f"weights[i, {j}] · V[{j}]" for j in range(T_k))
+
+
+def _qkv_hints(data: dict) -> tuple[str, ...]:
+    """The hints of B01 and V01, their shapes read from the data (a variant draws the same shapes)."""
+    (T_q, d_k), T_k = data["Q"].shape, data["K"].shape[0]
+    return (
+        "Scores first: S = Q Kᵀ / √d_k. Entry S[i, j] is the dot product of query row i with key row j, "
+        f"divided by √d_k. Here d_k = {d_k}, so √d_k = {_sqrt_text(d_k)}.",
+        f"Weights: take each row of S on its own. Exponentiate its {T_k} entries and divide each by their sum. "
+        "Each row of weights then sums to 1.",
+        f"Output: row i is {_output_row(T_k)}, that is weights @ V, of shape (T_q, d_v).",
+        f"A row whose scores are all equal gets equal weights, 1/{T_k} each, whatever the common score is.",
+    )
 
 
 def _qkv_parts(weights_praise: str = "Every row sums to 1 (up to rounding), as it must.",
@@ -235,7 +251,7 @@ def v01_draw(r) -> dict:
 
 
 B01, V01 = problem_and_variant(1, "three-tokens", "Attention on three tokens, by hand", "Three tokens, fresh numbers",
-                               b01_data, v01_draw, _qkv_parts, _THREE_HINTS)
+                               b01_data, v01_draw, _qkv_parts, _qkv_hints(b01_data()))
 
 
 # ----------------------------------------------------------------------------- B02 / V02: temperature
@@ -405,16 +421,20 @@ B03, V03 = problem_and_variant(3, "causal-mask", "A causal mask on four tokens",
 
 # ----------------------------------------------------------------------------- B04 / V04: cross-attention
 
-_CROSS_HINTS = (
-    "Queries come from one sequence (T_q = 2 tokens), keys and values from the other (T_k = 3 tokens). "
-    "The scores Q Kᵀ / √d_k are then T_q × T_k = 2 × 3.",
-    "Each of the 2 rows of scores gets its own softmax over the 3 keys.",
-    "The output weights @ V is (T_q × T_k) @ (T_k × d_v) = T_q × d_v: one row per query, not per key.",
-)
+def _cross_hints(data: dict) -> tuple[str, ...]:
+    """The hints of B04 and V04, their shapes read from the data (a variant draws the same shapes)."""
+    T_q, T_k = data["Q"].shape[0], data["K"].shape[0]
+    return (
+        f"Queries come from one sequence (T_q = {T_q} tokens), keys and values from the other (T_k = {T_k} "
+        f"tokens). The scores Q Kᵀ / √d_k are then T_q × T_k = {T_q} × {T_k}.",
+        f"Each of the {T_q} rows of scores gets its own softmax over the {T_k} keys.",
+        "The output O = weights @ V is (T_q × T_k) @ (T_k × d_v) = T_q × d_v: one row per query, not per key.",
+    )
 
 
 def _cross_parts() -> list[Part]:
-    return _qkv_parts("Two rows, one per query; each sums to 1 over the three keys.",
+    T_q, T_k = (b04_data()[name].shape[0] for name in ("Q", "K"))
+    return _qkv_parts(f"{T_q} rows, one per query; each sums to 1 over the {T_k} keys (up to rounding).",
                       "One output row per query: cross-attention keeps the length of the querying sequence.")
 
 
@@ -431,7 +451,8 @@ def v04_draw(r) -> dict:
 
 
 B04, V04 = problem_and_variant(4, "cross-attention", "Cross-attention: two queries, three keys",
-                               "Cross-attention, fresh numbers", b04_data, v04_draw, _cross_parts, _CROSS_HINTS)
+                               "Cross-attention, fresh numbers", b04_data, v04_draw, _cross_parts,
+                               _cross_hints(b04_data()))
 
 
 # ----------------------------------------------------------------------------- B05: variance of a dot product
