@@ -27,7 +27,11 @@ def wide_lines(text: str) -> list[str]:
         if tags & HIDDEN:
             continue
         first = text[:m.start("body")].count("\n") + 1
-        found += [f"{first + i}: {line}" for i, line in enumerate(body.split("\n")) if len(line) > WIDTH]
+        lines = body.split("\n")
+        # A cell's metadata block (``---`` ... ``---``: caption, alt text, tags) is not code and is not shown
+        # as code; the code starts after it.
+        skip = lines.index("---", 1) + 1 if lines[0] == "---" and "---" in lines[1:] else 0
+        found += [f"{first + i}: {line}" for i, line in enumerate(lines) if i >= skip and len(line) > WIDTH]
     return found
 
 
@@ -43,3 +47,6 @@ def test_the_rule_sees_shown_cells_and_skips_hidden_ones():
     hidden = f"```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{long}\n```\n"
     assert wide_lines(shown) == [f"2: {long}"] and wide_lines(hidden) == []
     assert wide_lines(f"```python\n{long}\n```\n") == [f"2: {long}"]
+    # a long caption in the cell's metadata is not code; a long line after the metadata is
+    meta = f"```{{code-cell}} ipython3\n---\nmystnb:\n  figure:\n    caption: {long}\n---\n{long}\n```\n"
+    assert wide_lines(meta) == [f"7: {long}"]
