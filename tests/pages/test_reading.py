@@ -49,6 +49,48 @@ def test_the_proof_rule_catches_an_opening_item():
     assert not proofs_opening_with_an_item("```{prf:proof}\nWe take the parts in order.\n\n1. First.\n```\n")
 
 
+# -- a proof's numbered parts stay one list ----------------------------------------------------------------
+# Proposition 3's proof once read "Proof. 1 is the computation above", then an item "2.", a paragraph that fell
+# out of item 2 because it was not indented, and a new list starting at "3.": the reader could not tell which
+# paragraph belonged to which part. The proof's body is parsed as MyST parses it (CommonMark with dollar math).
+PROOF_BODY = re.compile(r"^(?P<fence>`{3,}|:{3,})\{prf:proof\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.S | re.M)
+
+
+def broken_part_lists(text: str) -> list[str]:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = MarkdownIt("commonmark").use(dollarmath_plugin)
+    found = []
+    for m in PROOF_BODY.finditer(text):
+        where = f"proof at line {text[:m.start()].count(chr(10)) + 1}"
+        top = [t for t in md.parse(m.group("body")) if t.level == 0]
+        lists = [t for t in top if t.type == "ordered_list_open"]
+        if len(lists) > 1:
+            found.append(f"{where}: its numbered parts are split into {len(lists)} lists (a paragraph or display "
+                         "between them is not indented under its item)")
+        inline = [t for t in md.parse(m.group("body")) if t.type == "inline" and t.level == 1]
+        if lists and any(re.match(r"\d+ (?:is|holds|follows)\b", t.content) for t in inline):
+            found.append(f"{where}: a part is numbered in running text ('1 is ...') beside a list")
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_a_proofs_numbered_parts_are_one_list(page):
+    found = broken_part_lists(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+def test_the_part_list_rule_catches_a_broken_list():
+    broken = ("```{prf:proof}\nWe take them in order.\n\n1 is the computation above.\n\n2. $J$ is symmetric.\n\n"
+              "$$\nJ = J^\\top\n$$\n\nFor the gradient, the chain rule.\n\n3. Substitute.\n```\n")
+    assert len(broken_part_lists(broken)) == 2
+    whole = ("```{prf:proof}\nWe take them in order.\n\n1. The computation above.\n\n2. $J$ is symmetric.\n\n"
+             "   $$\n   J = J^\\top\n   $$\n\n   For the gradient, the chain rule.\n\n3. Substitute.\n\n"
+             "For the converse, a paragraph after the list is fine.\n```\n")
+    assert broken_part_lists(whole) == []
+
+
 # -- numbers an exercise statement gives about its checker ---------------------------------------------------
 def _statement(page: str) -> str:
     """The page's text before its solution: what a learner's copy keeps."""
@@ -187,3 +229,32 @@ def test_the_count_rule_passes_glued_and_symbolic_counts():
     good = ("    caption: |\n      The weights of {glue:text}`p3_T8` keys; entropy up to $\\log T_k$; a float32 matrix.\n"
             "  alt: \"Three panels. Left: blue bars, one per key.\"\n")
     assert not typed_counts(good)
+
+
+# -- the Jacobian norm is not a gradient ---------------------------------------------------------------------
+# ‖J‖_F = ‖diag(w) − wwᵀ‖_F is the norm of the softmax Jacobian: it bounds the factor by which a gradient passing
+# through the softmax is scaled, and is not itself the norm of any gradient. Proposition 3's page and its explorer
+# once called it "the median gradient norm" and "softmax gradient". Checked on the pages that show ‖J‖_F beside
+# the divisor and on the explorers that draw it (the other pages' wording is their owners').
+JACOBIAN_PAGES = [ROOT / "chapters" / f"{p}.md" for p in ("prop3-scaling", "apparatus", "score-matrix",
+                                                           "prop4-self-cross", "prop5-quadratic-cost")]
+JACOBIAN_WIDGETS = [ROOT / "src" / "attn" / "widgets" / f for f in ("divisor.py", "js/divisor.js", "temperature.py",
+                                                                       "js/temperature.js")]
+GRADIENT_FOR_JACOBIAN = re.compile(r"gradient norm|softmax(?:'s)? gradient|(?<=[\"'])gradient (?:of|through) the softmax(?=[\"'])"
+                                   r"|(?:unscaled|scaled) gradient with respect to", re.I)
+
+
+@pytest.mark.parametrize("source", [*JACOBIAN_PAGES, *JACOBIAN_WIDGETS], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_jacobian_norm_is_not_called_a_gradient(source):
+    found = [line.strip()[:100] for line in source.read_text(encoding="utf-8").splitlines()
+             if GRADIENT_FOR_JACOBIAN.search(line)]
+    assert not found, f"{source.relative_to(ROOT)}: ‖J‖_F is the Jacobian norm (it bounds the gradient):\n" + "\n".join(found)
+
+
+def test_the_jacobian_rule_catches_the_old_words():
+    for bad in ("the median gradient norm falls", "softmax gradient: median ‖diag(w) − wwᵀ‖F",
+                'title="gradient through the softmax"', "the unscaled gradient with respect to the query"):
+        assert GRADIENT_FOR_JACOBIAN.search(bad), bad
+    for good in ("the median Jacobian norm, which bounds the gradient", "the gradient it passes back",
+                 "the factor that bounds the gradient through the softmax"):
+        assert not GRADIENT_FOR_JACOBIAN.search(good), good
