@@ -224,3 +224,41 @@ def test_printed_scores_are_scores(page):
 def test_the_print_rule():
     assert PRINT_SCORES_OF_WEIGHTS.search('print(f"T_q = {T_q}: scores {w_c.shape}, output {out_c.shape}")')
     assert not PRINT_SCORES_OF_WEIGHTS.search('print(f"scores S {S_c.shape}, weights W {w_c.shape}")')
+
+
+# ---------------------------------------------------------------- a printed result is computed
+# The score-matrix page printed "rows 1 and 5 of S equal: True; columns equal: True": the Trues were typed in the
+# f-string, not computed (asserts above kept them honest). A True or False in a print's literal text is a result
+# typed by hand; a legend such as "(True = may read)" is not.
+def typed_booleans(text: str) -> list[str]:
+    import ast
+
+    found = []
+    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```", text, re.S):
+        body = "\n".join(line for line in m.group("body").splitlines()
+                         if not line.startswith((":", "%", "!")) and line != "---")
+        try:
+            tree = ast.parse(body)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+                for arg in node.args:
+                    parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
+                    literal = "".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str))
+                    if re.search(r"\b(?:True|False)\b(?!\s*=)", literal):
+                        found.append(ast.unparse(node)[:100])
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_printed_booleans_are_computed(page):
+    found = typed_booleans(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}: a result typed into a print:\n" + "\n".join(found)
+
+
+def test_the_boolean_rule():
+    typed = '```{code-cell} ipython3\nprint(f"rows {a + 1} and {b + 1} of S equal: True")\n```\n'
+    computed = '```{code-cell} ipython3\nprint(f"rows equal: {np.array_equal(S[a], S[b])}")\n```\n'
+    legend = '```{code-cell} ipython3\nprint("intended (True = may read):", M)\n```\n'
+    assert typed_booleans(typed) and not typed_booleans(computed) and not typed_booleans(legend)
