@@ -258,3 +258,66 @@ def test_the_jacobian_rule_catches_the_old_words():
     for good in ("the median Jacobian norm, which bounds the gradient", "the gradient it passes back",
                  "the factor that bounds the gradient through the softmax"):
         assert not GRADIENT_FOR_JACOBIAN.search(good), good
+
+
+# -- a glued value is a number or a word, not a clause ---------------------------------------------------------
+# myst-nb sets every {glue:text} in bold (span.pasted-text). Proposition 5's page once glued whole clauses chosen
+# by code ("below 1, because at these lengths its fixed working set ... still outweighs ..."), which read as bold
+# half-sentences, and said things the numbers did not bear out. The sentence belongs in the page; only its numbers
+# (or a word such as a token or a colour) are glued.
+MAX_GLUED_WORDS = 4
+
+
+def glued_clauses(text: str) -> list[str]:
+    import ast
+
+    found = []
+    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```", text, re.S):
+        body = "\n".join(line for line in m.group("body").splitlines()
+                         if not line.startswith((":", "%", "!")) and line != "---")
+        try:
+            tree = ast.parse(body)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("glue_values", "glue"):
+                values = [k.value for k in node.keywords] + node.args[1:2]
+                for value in values:
+                    for part in _plain_text_parts(value):
+                        if len(part.split()) > MAX_GLUED_WORDS:
+                            found.append(part[:80])
+    return found
+
+
+def _plain_text_parts(node):
+    """The string constants a glued value is built from, outside any call: Markdown(...) and links are glued
+    as Markdown ({glue:md}), not as bold text."""
+    import ast
+
+    if isinstance(node, ast.Call):
+        return []
+    if isinstance(node, ast.Constant):
+        return [node.value] if isinstance(node.value, str) else []
+    return [p for child in ast.iter_child_nodes(node) for p in _plain_text_parts(child)]
+
+
+# Known, on a page this change does not own: exercises/v01-three-tokens.md glues its sentence about equal rows
+# (v01_equal). Strict: the mark fails as soon as that page is fixed, so that it is removed.
+GLUED_CLAUSES_KNOWN = {"exercises/v01-three-tokens.md"}
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="a glued sentence, reported"))
+                                  if str(p.relative_to(ROOT)) in GLUED_CLAUSES_KNOWN else p for p in PAGES],
+                         ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_glued_text_is_a_number_or_a_word(page):
+    found = glued_clauses(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}: glued clauses (write them in the page, glue the numbers):\n" + \
+        "\n".join(found)
+
+
+def test_the_glued_clause_rule():
+    clause = ('```{code-cell} ipython3\nglue_values(says="about 1: linear, as the blocks promise" if ok else '
+              '"below 1, because")\n```\n')
+    words = '```{code-cell} ipython3\nglue_values(word=tokens[i], colour="vermilion", n=3)\n```\n'
+    link = '```{code-cell} ipython3\nglue_values(link=Markdown(link_to("The score matrix of cross-attention")))\n```\n'
+    assert glued_clauses(clause) and not glued_clauses(words) and not glued_clauses(link)
