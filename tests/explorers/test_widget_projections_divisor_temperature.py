@@ -183,7 +183,7 @@ def _touches(box, points):
 
 
 @pytest.mark.parametrize("row, marks", [(None, None), (PROP3_ROW, PROP3_MARKS)], ids=["figure3", "prop3"])
-@pytest.mark.parametrize("tau", [0.01, 1.0, 8.0, 100.0])
+@pytest.mark.parametrize("tau", [0.01, 0.035, 1.0, 8.0, 100.0])
 def test_temperature_labels_stay_clear_of_bars_and_curve(row, marks, tau):
     e = TemperatureExplorer(row, marks=marks, tau=tau)
     r = _rendered(e)
@@ -191,8 +191,11 @@ def test_temperature_labels_stay_clear_of_bars_and_curve(row, marks, tau):
     for artist in [*e.bars, *e.bar_text]:  # "uniform 1/T_k" was drawn behind the first bar and its value
         assert not uniform.overlaps(artist.get_window_extent(r)), (tau, artist)
     curve = _dense_curve_px(e)
+    marker = e.marker.get_window_extent(r)  # the current τ's dot, marker size included
     for label in [*e.limit_labels, *e.mark_labels]:
-        assert not _touches(label.get_window_extent(r), curve), (tau, label.get_text())
+        box = label.get_window_extent(r)
+        assert not _touches(box, curve), (tau, label.get_text())
+        assert not box.overlaps(marker), (tau, label.get_text())
 
 
 @pytest.mark.parametrize("row", [None, PROP3_ROW], ids=["figure3", "prop3"])

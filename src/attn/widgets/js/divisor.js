@@ -67,7 +67,7 @@ const EXPLORER = {
 
     const tb = html("table", {class: "attn-table"}, ctx.numbers);
     const head = html("tr", {}, tb);
-    ["", "std of scores", "typical largest weight", "mean largest weight", "median Jacobian norm ‖J‖F"].forEach(h => html("th", {scope: "col"}, head, h));
+    ["", "std of scores", "typical largest weight", "mean largest weight", "median Jacobian norm"].forEach(h => html("th", {scope: "col"}, head, h));
     ctx.cells = {};
     for (const [k, label] of [["unscaled", "q·k"], ["scaled", "q·k / √dₖ"]]) {
       const tr = html("tr", {}, tb);
@@ -122,7 +122,7 @@ const EXPLORER = {
     return `Width dₖ = ${s.d_k}. The unscaled scores q·k have standard deviation ${r.std_unscaled.toFixed(1)}, ` +
       `the scaled ones ${r.std_scaled.toFixed(2)}. A typical query puts ${Math.max(...r.weights_unscaled).toFixed(2)} ` +
       `of its weight on one key without the divisor and ${Math.max(...r.weights_scaled).toFixed(2)} with it. ` +
-      `The median Jacobian norm ‖J‖F, which bounds how much a gradient through the softmax is scaled, is ` +
+      `The median Jacobian norm, which bounds how much a gradient through the softmax is scaled, is ` +
       `${data.jac_norm_unscaled[i].toExponential(1)} unscaled and ${data.jac_norm_scaled[i].toExponential(1)} scaled.`;
   },
 };
