@@ -344,3 +344,59 @@ def test_text_alternatives_agree_in_number(explored, page_name):
 def test_the_number_rule_catches_a_plural_after_one():
     assert ONE_PLURAL.search("keys and values from the first 1 tokens of Y")
     assert not ONE_PLURAL.search("from the first token of Y; 0.1 weights; 11 tokens; 1.00 nats")
+
+
+# -- the line labels over every state, without the book ------------------------------------------------------
+# The book's pages are visited at a few states; here the explorers that label lines are loaded alone, in a blank
+# page with a stand-in model (as benchmarks/explorers.py does), and every label is checked against bars, texts,
+# markers and curves at every step of the slider (the marker at an extreme tau once sat on a limit label).
+BLANK = """<!doctype html><html><head><meta charset="utf-8"><style>%(css)s</style></head><body><div id="el"></div>
+<script type="module">
+const esm = %(esm)s;
+const mod = await import(URL.createObjectURL(new Blob([esm], {type: "text/javascript"})));
+const values = {spec: %(spec)s, state: %(state)s, seen: -1};
+const model = {get: k => values[k], set: (k, v) => { values[k] = v; }, save_changes() {}, on() {}, off() {}, send() {}};
+mod.default.render({model, el: document.getElementById("el")});
+window.ready = true;
+</script></body></html>"""
+
+
+def _labelled_explorers():
+    from attn.widgets.divisor import DivisorExplorer
+    from attn.widgets.temperature import TemperatureExplorer
+
+    import attn
+
+    prop3_row = attn.random_logits(64, T_k=8, n=1, scaled=False, rng=7)[0]  # the row Proposition 3 shows
+    return {"temperature, Figure 3 row": lambda: TemperatureExplorer(),
+            "temperature, Prop 3 row": lambda: TemperatureExplorer(prop3_row, marks={"τ = 1": 1.0, "τ = √dₖ": 8.0}),
+            "divisor": lambda: DivisorExplorer()}
+
+
+@pytest.mark.parametrize("name", list(_labelled_explorers()))
+def test_line_labels_stay_clear_at_every_slider_step(name):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import os
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing")
+    explorer = _labelled_explorers()[name]()
+    w = explorer.widget()
+    found = []
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_content(BLANK % {"css": w._css, "esm": json.dumps(w._esm), "spec": json.dumps(w.spec),
+                                      "state": json.dumps(w.state)})
+            page.wait_for_function("() => window.ready === true", timeout=30_000)
+            root = page.locator(".attn-explorer")
+            assert root.evaluate("r => r.querySelectorAll('text[data-role$=\"label\"]').length") > 0
+            (c,) = root.evaluate(CONTROLS)
+            lo, hi, step = float(c["min"]), float(c["max"]), float(c["step"] or 1)
+            for k in range(int(round((hi - lo) / step)) + 1):
+                root.evaluate(SET, [c["name"], repr(round(lo + k * step, 10))])
+                found += [f"{c['name']} = {lo + k * step:g}: {o}" for o in root.evaluate(OVERLAPS)]
+            browser.close()
+    finally:
+        w.close_explorer()
+    assert not found, f"{name}: {len(found)} overlaps, the first: {found[:5]}"

@@ -198,6 +198,21 @@ def test_temperature_labels_stay_clear_of_bars_and_curve(row, marks, tau):
         assert not box.overlaps(marker), (tau, label.get_text())
 
 
+@pytest.mark.parametrize("row, marks", [(None, None), (PROP3_ROW, PROP3_MARKS)], ids=["figure3", "prop3"])
+def test_the_moving_marker_never_covers_a_label(row, marks):
+    """The current τ's dot runs along the curve, up to log T_k and down to 0: at no step of the slider
+    (0.01 in log10 τ) does it sit on a label."""
+    e = TemperatureExplorer(row, marks=marks)
+    r = _rendered(e)
+    boxes = [t.get_window_extent(r) for t in [*e.limit_labels, *e.mark_labels]]
+    for log_tau in np.arange(-2, 2.0001, 0.01):
+        e.update(tau=10**log_tau)
+        (x, y), = e.ax_h.transData.transform([[10**log_tau, e.result["entropy"]]])
+        radius = e.marker.get_markersize() / 2 * e.fig.dpi / 72
+        for box in boxes:
+            assert not (box.x0 - radius < x < box.x1 + radius and box.y0 - radius < y < box.y1 + radius), log_tau
+
+
 @pytest.mark.parametrize("row", [None, PROP3_ROW], ids=["figure3", "prop3"])
 def test_each_entropy_limit_is_labelled_where_the_curve_comes_close_to_it(row):
     e = TemperatureExplorer(row)

@@ -114,9 +114,9 @@ class TemperatureExplorer(Explorer):
         ax_h.axhline(0, color="0.45", ls=":", lw=1)
         ax_h.axhline(log_T, color="0.45", ls=":", lw=1)
         self.limit_labels = [
-            # far enough below 0 that the marker of a small τ, sitting on the 0 line, clears it
+            # each far enough from its line that the marker, which runs along the curve, clears it
             ax_h.text(TAU_MIN * 1.3, -0.07 * log_T, "0: one-hot", fontsize=8, color="0.3", ha="left", va="top"),
-            ax_h.text(TAU_MAX / 1.3, 1.03 * log_T, r"$\log T_k$: uniform", fontsize=8, color="0.3", ha="right",
+            ax_h.text(TAU_MAX / 1.3, 1.07 * log_T, r"$\log T_k$: uniform", fontsize=8, color="0.3", ha="right",
                       va="bottom"),
         ]
         self.mark_labels = []
@@ -124,7 +124,7 @@ class TemperatureExplorer(Explorer):
             ax_h.axvline(tau, color="0.5", ls="--", lw=0.8)
             self.mark_labels.append(ax_h.text(tau * 1.1, self.mark_label_height(tau), name, fontsize=8,
                                               rotation=90, va="center"))
-        ax_h.set(xlim=(TAU_MIN, TAU_MAX), ylim=(-0.22 * log_T, 1.16 * log_T), xlabel=r"temperature $\tau$",
+        ax_h.set(xlim=(TAU_MIN, TAU_MAX), ylim=(-0.22 * log_T, 1.24 * log_T), xlabel=r"temperature $\tau$",
                  ylabel="entropy $H$ (nats)")
         (self.marker,) = ax_h.plot([], [], "o", color="black", ms=7)
 

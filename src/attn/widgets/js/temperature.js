@@ -29,7 +29,7 @@ const EXPLORER = {
 
     // right: entropy against log10 τ
     const lo = Math.log10(data.taus[0]), hi = Math.log10(data.taus[data.taus.length - 1]);
-    const hx = scale(lo, hi, 520, 880), logT = Math.log(T), hy = scale(-0.22 * logT, 1.16 * logT, 250, 40);
+    const hx = scale(lo, hi, 520, 880), logT = Math.log(T), hy = scale(-0.22 * logT, 1.24 * logT, 250, 40);
     ctx.hx = hx; ctx.hy = hy;
     const h = svg("g", {}, root);
     ctx.hTitle = panelTitle(h, 700, 18, "");
@@ -38,8 +38,8 @@ const EXPLORER = {
     axis(h, hy, [0, 0.5, 1, 1.5, 2, 2.5, 3].filter(t => t <= logT * 1.1), {x: false, at: 520});
     // The curve lies between 0 and log T_k: each limit is labelled outside that band, at the end of the τ
     // axis where the curve comes close to it (one-hot below 0 at small τ, uniform above log T_k at large τ);
-    // the one-hot label sits low enough that the marker of a small τ, on the 0 line, clears it.
-    for (const [v, label, anchor, x, dy] of [[0, "0: one-hot", "start", 524, 20], [logT, "log Tₖ: uniform", "end", 876, -4]]) {
+    // each sits far enough from its end of the axis that the marker of an extreme τ, on the line, clears it.
+    for (const [v, label, anchor, x, dy] of [[0, "0: one-hot", "start", 524, 20], [logT, "log Tₖ: uniform", "end", 864, -12]]) {
       svg("line", {x1: 520, x2: 880, y1: hy(v), y2: hy(v), class: "attn-grid", "stroke-dasharray": "3 3"}, h);
       svg("text", {x, y: hy(v) + dy, "text-anchor": anchor, class: "attn-tick", "data-role": "limit-label"}, h).textContent = label;
     }
