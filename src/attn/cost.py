@@ -202,6 +202,57 @@ def measure_attention(T_values, d_k: int = 64, d_v: int | None = None, repeats: 
 
 
 
+class FixedPlusLinear(NamedTuple):
+    """Least-squares line ``y ≈ fixed + per_unit · x``: a fixed part and a part that grows linearly."""
+
+    fixed: float
+    per_unit: float
+
+    def predict(self, x):
+        """``fixed + per_unit · x``, elementwise."""
+        return self.fixed + self.per_unit * np.asarray(x, dtype=float)
+
+    @property
+    def crossover(self) -> float:
+        """The x at which the linear part equals the fixed one, ``fixed / per_unit`` (inf if nothing grows)."""
+        return self.fixed / self.per_unit if self.per_unit > 0 else float("inf")
+
+    def local_slope(self, x) -> np.ndarray:
+        r"""The log-log slope of the fitted line at x, :math:`b x / (a + b x)`: below 1 while the fixed part
+        counts, towards 1 once the linear part dominates."""
+        x = np.asarray(x, dtype=float)
+        return self.per_unit * x / self.predict(x)
+
+
+def fit_fixed_plus_linear(x, y) -> FixedPlusLinear:
+    r"""Fit :math:`y = a + b x` by least squares (a peak memory: a fixed working set plus a part per token).
+
+    A single log-log slope through such points (:func:`fit_loglog_slope`) comes out below 1 while :math:`a`
+    is not small against :math:`b x`, and rises towards 1 as :math:`x` grows.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,), n ≥ 2, real and finite, at least two distinct values of x.
+
+    Raises
+    ------
+    ValueError
+        Shapes differ or are not 1-D, fewer than two points, a value that is not finite, or all x equal.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.ndim != 1 or y.shape != x.shape:
+        raise ValueError(f"x and y must be 1-D of the same length; got shapes {x.shape} and {y.shape}")
+    if x.size < 2:
+        raise ValueError(f"a line needs at least two points; got {x.size}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("x and y must be finite")
+    if np.ptp(x) == 0:
+        raise ValueError(f"all x are equal ({float(x[0])}): there is no line to fit")
+    per_unit, fixed = np.polyfit(x, y, 1)
+    return FixedPlusLinear(float(fixed), float(per_unit))
+
+
 # --------------------------------------------------------------------------- counted
 class FlopCount(NamedTuple):
     """Arithmetic operations of one attention call, by phase (comparisons and indexing not counted)."""
@@ -415,10 +466,12 @@ def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
 
 
 __all__ = [
+    "FixedPlusLinear",
     "FlopCount",
     "LogLogFit",
     "Measurement",
     "count_attention_flops",
+    "fit_fixed_plus_linear",
     "fit_loglog_slope",
     "measure",
     "measure_attention",

@@ -133,3 +133,26 @@ def test_a_partial_run_writes_partial_not_latest(tmp_path, capsys):
     assert main(["--quick", "--only", "startup", "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["partial.json", "partial.md"]
     assert "startup" in json.loads((tmp_path / "partial.json").read_text())
+
+
+def test_the_blocked_tiling_is_the_one_recorded(monkeypatch):
+    """Proposition 5's page explains the blocked peak memory from the tiling the run records: the recorded
+    tiling must be the one the blocked implementation passes to attn.blocked_attention."""
+    import attn
+
+    seen = {}
+
+    def recording(Q, K, V, **kwargs):
+        seen.update(kwargs)
+        return real(Q, K, V, **kwargs)
+
+    real = attn.blocked_attention
+    monkeypatch.setattr(attn, "blocked_attention", recording)
+    Q = K = V = np.ones((8, 4), np.float32)
+    kernel.implementations()["blocked"](Q, K, V)
+    assert seen == kernel.BLOCKED_CONFIG
+    assert kernel.BLOCKED_CONFIG == {"block_size": attn.blocked.DEFAULT_BLOCK_SIZE,
+                                     "query_block_size": attn.blocked.DEFAULT_QUERY_BLOCK_SIZE}
+    monkeypatch.undo()
+    res = kernel.run([32], note=lambda s: None, matmul_n=64)
+    assert res["blocked_config"] == kernel.BLOCKED_CONFIG

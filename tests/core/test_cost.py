@@ -7,8 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attn.cost import (
+    FixedPlusLinear,
     LogLogFit,
     Measurement,
+    fit_fixed_plus_linear,
     fit_loglog_slope,
     measure,
     measure_attention,
@@ -51,6 +53,29 @@ def test_fit_is_exact_on_any_power_law(b, c, xs):
 def test_fit_errors(x, y, match):
     with pytest.raises(ValueError, match=match):
         fit_loglog_slope(x, y)
+
+
+def test_fixed_plus_linear_by_hand():
+    # 4.5 MB fixed plus 256 bytes per token, the shape of the benchmark's blocked peaks
+    T = np.array([2048, 4096, 8192, 16384, 32768])
+    fit = fit_fixed_plus_linear(T, 4.5e6 + 256 * T)
+    assert isinstance(fit, FixedPlusLinear)
+    assert fit.fixed == pytest.approx(4.5e6, rel=1e-9) and fit.per_unit == pytest.approx(256, rel=1e-9)
+    assert fit.crossover == pytest.approx(4.5e6 / 256)
+    np.testing.assert_allclose(fit.predict(T), 4.5e6 + 256 * T, rtol=1e-9)
+    # one log-log line through a fixed part plus a linear one comes out below 1; the local slope rises to 1
+    assert fit_loglog_slope(T, fit.predict(T)).slope < 0.6
+    local = fit.local_slope([1e3, 1e4, 1e5, 1e7])
+    assert np.all(np.diff(local) > 0) and np.all(local < 1) and local[-1] > 0.99
+    assert fit.local_slope(fit.crossover) == pytest.approx(0.5)
+    assert FixedPlusLinear(1.0, 0.0).crossover == float("inf")
+
+
+@pytest.mark.parametrize("x, y, match", [([1, 2], [1], "same length"), ([1], [1], "at least two"),
+                                         ([1, 2], [1, np.inf], "finite"), ([3, 3], [1, 2], "all x are equal")])
+def test_fixed_plus_linear_errors(x, y, match):
+    with pytest.raises(ValueError, match=match):
+        fit_fixed_plus_linear(x, y)
 
 
 def test_measure_returns_one_row_per_T():
@@ -107,3 +132,19 @@ def test_score_matrix_bytes():
 def test_measure_errors(kwargs, exc):
     with pytest.raises(exc):
         measure_score_matrix(**kwargs)
+
+
+def test_measured_blocked_attention_takes_all_queries_at_once(monkeypatch):
+    """Proposition 5's page says its blocked measurement tiles the keys only, all queries in one block."""
+    import attn.cost as cost
+
+    seen = {}
+    real = cost.blocked_attention
+
+    def recording(Q, K, V, **kwargs):
+        seen.update(kwargs)
+        return real(Q, K, V, **kwargs)
+
+    monkeypatch.setattr(cost, "blocked_attention", recording)
+    measure_attention([16], d_k=4, repeats=1, blocked=True, block_size=8)
+    assert seen == {"block_size": 8, "query_block_size": None}

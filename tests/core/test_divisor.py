@@ -111,7 +111,7 @@ def test_divisor_is_a_temperature_sqrt_d_k():
 def test_saturation_without_the_divisor_and_not_with_it():
     c = saturation_curves(D_K_GRID, T=8, n=400)
     i16 = D_K_GRID.index(16)
-    g_u, g_s = c["grad_unscaled"], c["grad_scaled"]
+    g_u, g_s = c["jac_norm_unscaled"], c["jac_norm_scaled"]
     assert np.all(np.diff(g_u[i16:]) < 0)  # past d_k = 16 the unscaled gradient falls at every doubling
     assert g_u[-1] < 1e-3 * g_s[-1]
     assert np.ptp(g_s) < 0.1  # the scaled gradient does not depend on d_k

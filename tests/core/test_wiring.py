@@ -33,7 +33,7 @@ def square_block(draw, max_t=6, max_d=5):
     return (X, *Ws)
 
 
-# --- part 1: self-attention is cross-attention of X with itself, bit for bit -------------------------
+# --- the remark: self-attention is cross-attention of X with itself, bit for bit -------------------------
 
 @given(square_block())
 def test_self_attention_is_cross_attention_with_itself(args):
@@ -54,7 +54,7 @@ def test_causal_self_attention_is_cross_attention_with_the_causal_mask(args):
     np.testing.assert_array_equal(s.weights, c.weights)
 
 
-# --- part 2: shapes ------------------------------------------------------------------------------------
+# --- part 1: shapes ------------------------------------------------------------------------------------
 
 @given(block())
 def test_cross_attention_shapes_and_rows(args):
@@ -75,7 +75,7 @@ def test_worked_shapes_T_q_5_T_k_7():
     assert w.shape == (5, 7) and out.shape == (5, 3)
 
 
-# --- part 3: row i of cross-attention depends on X only through x_i -----------------------------------
+# --- part 2: row i of cross-attention depends on X only through x_i -----------------------------------
 
 @given(block(), st.data())
 def test_cross_attention_row_depends_only_on_its_own_query(args, data):
@@ -96,6 +96,33 @@ def test_self_attention_rows_all_move_when_one_token_changes():
     X2[0] += 1.0
     d = np.abs(attn.self_attention(X2, W_Q, W_K, W_V).output - attn.self_attention(X, W_Q, W_K, W_V).output)
     assert np.all(d.max(axis=1) > 1e-3)
+
+
+@given(square_block(), st.data())
+def test_causal_self_attention_row_depends_only_on_earlier_tokens(args, data):
+    """Part 2, under a causal mask: changing token l leaves the rows i < l exactly as they were."""
+    X, W_Q, W_K, W_V = args
+    l = data.draw(st.integers(0, X.shape[0] - 1))
+    X2 = X.copy()
+    X2[l] = data.draw(arrays(np.float64, X.shape[1], elements=finite))
+    a = attn.self_attention(X, W_Q, W_K, W_V, causal=True)
+    b = attn.self_attention(X2, W_Q, W_K, W_V, causal=True)
+    np.testing.assert_array_equal(a.output[:l], b.output[:l])
+    np.testing.assert_array_equal(a.weights[:l], b.weights[:l])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_appending_a_token_leaves_the_earlier_causal_rows_and_moves_the_unmasked_ones(seed):
+    """Part 2: appending a token to X changes no earlier row under a causal mask, and every row without one."""
+    rng = np.random.default_rng(seed)
+    X, W_Q, W_K, W_V = rng.normal(size=(6, 5)), rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
+    X_more = np.vstack([X, rng.normal(size=(1, 5))])
+    causal = attn.self_attention(X, W_Q, W_K, W_V, causal=True).output
+    causal_more = attn.self_attention(X_more, W_Q, W_K, W_V, causal=True).output
+    np.testing.assert_allclose(causal_more[:6], causal, rtol=0, atol=1e-12)
+    plain = attn.self_attention(X, W_Q, W_K, W_V).output
+    plain_more = attn.self_attention(X_more, W_Q, W_K, W_V).output
+    assert np.all(np.abs(plain_more[:6] - plain).max(axis=1) > 0)  # without a mask every earlier row moves
 
 
 # --- the T_q x T_k score matrix ---------------------------------------------------------------------------

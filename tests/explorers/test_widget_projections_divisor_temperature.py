@@ -130,7 +130,7 @@ def test_scaling_explorer_histograms_bars_and_markers(scaling, d_k):
     if d_k <= 16:  # same query, same keys: the scaled bars are the unscaled ones at temperature √d_k
         np.testing.assert_allclose(heights_s, attn.softmax(np.log(heights_u) / math.sqrt(d_k)), atol=1e-9)
     i = D_K_GRID.index(d_k)
-    np.testing.assert_allclose(e.mark_g.get_data()[1], [e.curves["grad_unscaled"][i], e.curves["grad_scaled"][i]])
+    np.testing.assert_allclose(e.mark_g.get_data()[1], [e.curves["jac_norm_unscaled"][i], e.curves["jac_norm_scaled"][i]])
     np.testing.assert_allclose(e.mark_m.get_data()[0], [d_k, d_k])
 
 
@@ -196,3 +196,81 @@ def test_a_refused_value_leaves_the_explorer_unchanged(make, bad, good_key):
     with pytest.raises(ValueError):
         e.update(**bad)
     assert e.params == before
+
+
+# ---------------------------------------------------------------- labels that stay readable
+PROP3_ROW = attn.random_logits(64, T_k=8, n=1, scaled=False, rng=7)[0]  # the row Proposition 3's page shows
+PROP3_MARKS = {r"$\tau=1$": 1.0, r"$\tau=\sqrt{d_k}$": 8.0}
+
+
+def _rendered(e):
+    e.png()  # draws the figure: every artist has its place in pixels
+    return e.fig.canvas.get_renderer()
+
+
+def _dense_curve_px(e):
+    """The entropy curve in pixels, sampled finely enough that no label can sit between two samples."""
+    taus = np.logspace(-2, 2, 4000)
+    H = [float(attn.entropy(attn.softmax(e.x, tau=t))) for t in taus]
+    return e.ax_h.transData.transform(np.c_[taus, H])
+
+
+def _touches(box, points):
+    return bool(((points[:, 0] >= box.x0) & (points[:, 0] <= box.x1)
+                 & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1)).any())
+
+
+@pytest.mark.parametrize("row, marks", [(None, None), (PROP3_ROW, PROP3_MARKS)], ids=["figure3", "prop3"])
+@pytest.mark.parametrize("tau", [0.01, 0.035, 1.0, 8.0, 100.0])
+def test_temperature_labels_stay_clear_of_bars_and_curve(row, marks, tau):
+    e = TemperatureExplorer(row, marks=marks, tau=tau)
+    r = _rendered(e)
+    uniform = e.uniform_label.get_window_extent(r)
+    for artist in [*e.bars, *e.bar_text]:  # "uniform 1/T_k" was drawn behind the first bar and its value
+        assert not uniform.overlaps(artist.get_window_extent(r)), (tau, artist)
+    curve = _dense_curve_px(e)
+    marker = e.marker.get_window_extent(r)  # the current τ's dot, marker size included
+    for label in [*e.limit_labels, *e.mark_labels]:
+        box = label.get_window_extent(r)
+        assert not _touches(box, curve), (tau, label.get_text())
+        assert not box.overlaps(marker), (tau, label.get_text())
+
+
+@pytest.mark.parametrize("row, marks", [(None, None), (PROP3_ROW, PROP3_MARKS)], ids=["figure3", "prop3"])
+def test_the_moving_marker_never_covers_a_label(row, marks):
+    """The current τ's dot runs along the curve, up to log T_k and down to 0: at no step of the slider
+    (0.01 in log10 τ) does it sit on a label."""
+    e = TemperatureExplorer(row, marks=marks)
+    r = _rendered(e)
+    boxes = [t.get_window_extent(r) for t in [*e.limit_labels, *e.mark_labels]]
+    for log_tau in np.arange(-2, 2.0001, 0.01):
+        e.update(tau=10**log_tau)
+        (x, y), = e.ax_h.transData.transform([[10**log_tau, e.result["entropy"]]])
+        radius = e.marker.get_markersize() / 2 * e.fig.dpi / 72
+        for box in boxes:
+            assert not (box.x0 - radius < x < box.x1 + radius and box.y0 - radius < y < box.y1 + radius), log_tau
+
+
+@pytest.mark.parametrize("row", [None, PROP3_ROW], ids=["figure3", "prop3"])
+def test_each_entropy_limit_is_labelled_where_the_curve_comes_close_to_it(row):
+    e = TemperatureExplorer(row)
+    r = _rendered(e)
+    log_T = math.log(e.x.size)
+    to_tau = e.ax_h.transData.inverted()
+    for label, limit in zip(e.limit_labels, (0.0, log_T)):
+        box = label.get_window_extent(r)
+        (tau_lo, _), (tau_hi, _) = to_tau.transform([[box.x0, box.y0], [box.x1, box.y1]])
+        under = [float(attn.entropy(attn.softmax(e.x, tau=t))) for t in np.logspace(np.log10(tau_lo), np.log10(tau_hi), 50)]
+        assert max(abs(h - limit) for h in under) < 0.05 * log_T, (label.get_text(), tau_lo, tau_hi)
+
+
+def test_divisor_explorer_labels_its_uniform_line(scaling):
+    r = _rendered(scaling)
+    (label,) = [t for t in scaling.ax_m.texts if "uniform" in t.get_text()]
+    box = label.get_window_extent(r)
+    y_line = scaling.ax_m.transData.transform([[1, 1 / scaling.T]])[0, 1]
+    assert 0 <= box.y0 - y_line < 10  # just above the dotted line at 1/T_k
+    for line in scaling.ax_m.lines:
+        xy = line.get_xydata()
+        if len(xy) > 2:  # the two curves
+            assert not _touches(box, scaling.ax_m.transData.transform(xy))

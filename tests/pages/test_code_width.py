@@ -71,3 +71,6 @@ def test_the_rule_sees_shown_cells_and_skips_hidden_ones():
     assert wide_lines(folded) == [f"4: (75) {'y' * 76}"]
     caption = f"```{{code-cell}} ipython3\n---\nmystnb:\n  figure:\n    caption: {'z' * 90}\n---\nx = 1\n```\n"
     assert wide_lines(caption) == []
+    # a long caption in the cell's metadata is not code; a long line after the metadata is
+    meta = f"```{{code-cell}} ipython3\n---\nmystnb:\n  figure:\n    caption: {long}\n---\n{long}\n```\n"
+    assert wide_lines(meta) == [f"7: (77) {long}"]

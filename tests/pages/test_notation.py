@@ -136,8 +136,8 @@ RESERVED = [
      re.compile(r"(?<![\\\w{])b_\{?\w+\}?\s*=\s*(?:0|-\s*\\infty)|\+\s*b\s*\)|(?<![\\\w{])b(?![\w}])\s*\\?,?\s*bytes|T_qT_k\s*\\?,?\s*b(?![\w}])|\\cdot\s*b(?![\w}])|(?<![\\\w{])b\s*\\cdot")),
     ("R is the range of a row of scores: an invertible matrix is G, the keys a query may read are those with M_ij true",
      re.compile(r"(?<![\\\w{])R\^\{?-|W_Q\s*R(?![\w}])|\\(?:not)?in\s*R(?![\w}])|(?<![\\\w{])R\s*\\subseteq|R\s*=\s*\\emptyset")),
-    ("an unsubscripted W is the weight matrix: a projection of X or Y is W_Q, W_K, W_V",
-     re.compile(r"(?<![\\\w{])[XY]\s*W(?![_\w^])")),
+    ("an unsubscripted W is the weight matrix: a projection of X or Y (or of a token x_t) is W_Q, W_K, W_V",
+     re.compile(r"(?<![\\\w{])(?:[XY]|[xy]_\{?\w+\}?)\s*W(?![_\w^{])|\\mathbb\{E\}_\{?W(?![_\w])")),
     ("a mask in a formula is the additive B (or M_ij in words around it), not a word inside the softmax",
      re.compile(r"\\operatorname\{softmax\}\s*(?:\\!\s*)?(?:\\[Bb]ig[lr]?\s*)?\((?:[^()$]|\([^()$]*\))*\\text\{\s+[a-z]")),
 ]
@@ -186,6 +186,7 @@ def test_pages_use_symbols_as_the_notation_page_reserves_them(page):
     r"takes $T_qT_k\,b$ bytes", r"$\gamma\, q\cdot b$", r"$\gamma\, b\cdot k_j$",  # a key shift named b
     r"$W_Q R$ and $W_K R^{-\top}$", r"$j\in R$", r"$R\subseteq\{1,\dots,n\}$", r"$R = \emptyset$",
     r"Row $t$ of $XW$",                                               # a bare W as a projection
+    r"$q_i = x_iW$ and $k_j = x_jW$", r"$\mathbb{E}_W[q_i\cdot k_j]$",      # a bare W projecting tokens
     r"$W_V + sE$", r"$O + s\,WXE$",                                # a step size named s
     r"$s_j = q_i\cdot k_j/(\sqrt{d_k}\,\tau)$",                   # a score with the temperature folded in
     r"$O = \operatorname{softmax}(QK^\top/\sqrt{d_k} \text{ masked})\,V$",  # a word for the mask B
@@ -206,13 +207,58 @@ def test_the_rules_catch_each_misuse(bad):
 
     r"$\operatorname{softmax}(S + B)V$", r"$B_{ij} = 0$", r"$B_{ij} = -\infty$", r"$B\in\mathbb{R}^{T_q\times T_k}$",
     r"$\operatorname{AttentionBlock}(X, Y)$", r"$W_Q G$ and $W_K G^{-\top}$", r"$e^{R/\tau} - 1$",
-    r"$R = \max_j s_j - \min_j s_j$", r"blocks of $b$ keys, $T\times b$", r"$XW_Q$", r"$Q_a = X W_{Q,a}$", r"$\gamma\, q\cdot u$",
+    r"$R = \max_j s_j - \min_j s_j$", r"blocks of $b$ keys, $T\times b$", r"$XW_Q$", r"$q_i = x_iW_Q$",
+    r"$\mathbb{E}_{W_Q}[q_i\cdot k_j]$", r"$x_tW_Q\cdot x_tW_K$", r"$Q_a = X W_{Q,a}$", r"$Q_a = X W^Q_a$",
+    r"$\gamma\, q\cdot u$",
     r"$\operatorname{softmax}(s_{i\cdot} + B_{i\cdot})$",
     r"$W_V + \varepsilon E$", r"$O + \varepsilon\,WXE$", r"$x_j = s_{ij}/\tau$", r"$s_{tt} \ge 0$",
     r"$\operatorname{softmax}(QK^\top/\sqrt{d_k} + B)\,V$", r"$\operatorname{softmax}(\cos\theta_j/\tau_{\text{eff}})$",
 ])
 def test_the_rules_pass_the_notation(good):
     assert not misuses(f"Some prose {good} more prose.\n"), f"a rule rejects the book's own notation: {good}"
+
+
+# One letter, one thing on a page: the notation page writes a token (row t of X) as x_t and, where a page studies
+# the softmax on its own, a row of logits as x. A page that needs both (Proposition 3: tokens in the tied
+# projections, logits in the calculus) writes the logits z, so that x_i never means a logit and a token at once.
+TOKEN_ROW = re.compile(r"(?<![\\\w{])x_\{?\w+\}?\s*W_")
+X_LOGITS = re.compile(r"\\operatorname\{softmax\}\(x|\\partial\s*x(?![_\w])|e\^\{x_|(?<![\\\w{])x\s*\\in\s*\\mathbb\{R\}\^|\\Delta\(x\)")
+
+
+def logits_and_tokens_both_x(text: str) -> list[str]:
+    spans = prose_math(text)
+    if not any(TOKEN_ROW.search(span) for span in spans):
+        return []
+    return [span[:90] for span in spans if X_LOGITS.search(span)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_a_page_with_token_rows_calls_its_logits_z(page):
+    found = logits_and_tokens_both_x(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)} writes tokens x_t and logits x: write the logits z\n" + "\n".join(found)
+
+
+def test_the_logit_rule_needs_both_meanings():
+    both = "Tokens $q_i = x_iW_Q$. The weights $w = \\operatorname{softmax}(x)$, with $e^{x_i}$.\n"
+    assert logits_and_tokens_both_x(both)
+    assert not logits_and_tokens_both_x(both.replace("(x)", "(z)").replace("e^{x_i}", "e^{z_i}"))
+    assert not logits_and_tokens_both_x("The weights $w = \\operatorname{softmax}(x)$ of logits $x \\in \\mathbb{R}^n$.\n")
+
+
+# Proposition 3 counts keys: T_k of them, and a row of logits studied on its own has n entries (the notation
+# page's names); a bare T, the sequence length, is not used there for either.
+def bare_T(text: str) -> list[str]:
+    return [span[:90] for span in prose_math(text) if re.search(r"(?<![\\\w{^])T(?![_\w])", span)]
+
+
+def test_proposition_3_counts_keys_as_T_k():
+    found = bare_T((ROOT / "chapters" / "prop3-scaling.md").read_text(encoding="utf-8"))
+    assert not found, "chapters/prop3-scaling.md: a bare T where the keys are T_k (or a row's length n):\n" + "\n".join(found)
+
+
+def test_the_T_rule():
+    assert bare_T("one query against $T$ keys, $k_1, \\dots, k_T$\n")
+    assert not bare_T("against $T_k$ keys, $QK^\\top$, $x \\in \\mathbb{R}^n$, $2(T_k-1)$\n")
 
 
 # Figure titles, labels and widget captions are drawn by code: their mathtext ($...$ inside a string) and the plain

@@ -393,3 +393,89 @@ def test_the_exercise_index_names_each_item_once():
             assert shown.count(item) == 1, f"{item} twice: {line}"
     listed = set(re.findall(r"\{ref\}`([\w\-]+)`", index))
     assert listed == set(titles), set(titles) ^ listed
+
+
+# ---------------------------------------------------------------- history in the order it happened
+# Proposition 4's page once called the Neural Turing Machine "older" than attention in translation. Its arXiv
+# version (1410.5401) is dated 20 October 2014, seven weeks after Bahdanau, Cho and Bengio (1409.0473, 1 September
+# 2014). The page mentions the works in the order of their first versions, and the sentence that calls selective
+# reading older than translation's attention names only works that came before it.
+HISTORY = [  # (how the page names the work, date of its first arXiv version)
+    ("Graves (2013", "2013-08-04"),                 # arXiv:1308.0850
+    ("Mnih, Heess, Graves and Kavukcuoglu", "2014-06-24"),  # arXiv:1406.6247
+    ("Bahdanau, Cho and\nBengio", "2014-09-01"),   # arXiv:1409.0473
+    ("Neural Turing Machine", "2014-10-20"),        # arXiv:1410.5401
+    ("Vaswani et al. (2017", "2017-06-12"),         # arXiv:1706.03762
+]
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_prop4_history_is_told_in_order():
+    text = _normalise((ROOT / "chapters" / "prop4-self-cross.md").read_text(encoding="utf-8"))
+    where = [text.find(_normalise(name)) for name, _ in HISTORY]
+    assert all(w >= 0 for w in where), dict(zip([n for n, _ in HISTORY], where))
+    assert where == sorted(where), "the works are not mentioned in the order of their dates"
+    older = text[text.index("Learned, selective reading is older"):text.index("In translation, the model of Bahdanau")]
+    bahdanau = dict(HISTORY)["Bahdanau, Cho and\nBengio"]
+    for name, date in HISTORY:
+        if _normalise(name) in older:
+            assert date < bahdanau, f"{name!r} ({date}) is called older than Bahdanau et al. ({bahdanau})"
+
+
+# ---------------------------------------------------------------- a printout names what it prints
+# Proposition 4's page printed the weights' shape as "scores (5, 7)": the two have the same shape, so nothing
+# failed, but the scores are S and the weights W. A printed label "scores" must not introduce a weights variable.
+PRINT_SCORES_OF_WEIGHTS = re.compile(r"\bscores?\b[^{\"]{0,12}\{(?:w|W)(?:_\w+|\b)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_printed_scores_are_scores(page):
+    found = [line.strip() for line in page.read_text(encoding="utf-8").splitlines()
+             if "print(" in line and PRINT_SCORES_OF_WEIGHTS.search(line)]
+    assert not found, f"{page.relative_to(ROOT)}: a weights variable printed as scores:\n" + "\n".join(found)
+
+
+def test_the_print_rule():
+    assert PRINT_SCORES_OF_WEIGHTS.search('print(f"T_q = {T_q}: scores {w_c.shape}, output {out_c.shape}")')
+    assert not PRINT_SCORES_OF_WEIGHTS.search('print(f"scores S {S_c.shape}, weights W {w_c.shape}")')
+
+
+# ---------------------------------------------------------------- a printed result is computed
+# The score-matrix page printed "rows 1 and 5 of S equal: True; columns equal: True": the Trues were typed in the
+# f-string, not computed (asserts above kept them honest). A True or False in a print's literal text is a result
+# typed by hand; a legend such as "(True = may read)" is not.
+def typed_booleans(text: str) -> list[str]:
+    import ast
+
+    found = []
+    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```", text, re.S):
+        body = "\n".join(line for line in m.group("body").splitlines()
+                         if not line.startswith((":", "%", "!")) and line != "---")
+        try:
+            tree = ast.parse(body)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+                for arg in node.args:
+                    parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
+                    literal = "".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str))
+                    if re.search(r"\b(?:True|False)\b(?!\s*=)", literal):
+                        found.append(ast.unparse(node)[:100])
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_printed_booleans_are_computed(page):
+    found = typed_booleans(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}: a result typed into a print:\n" + "\n".join(found)
+
+
+def test_the_boolean_rule():
+    typed = '```{code-cell} ipython3\nprint(f"rows {a + 1} and {b + 1} of S equal: True")\n```\n'
+    computed = '```{code-cell} ipython3\nprint(f"rows equal: {np.array_equal(S[a], S[b])}")\n```\n'
+    legend = '```{code-cell} ipython3\nprint("intended (True = may read):", M)\n```\n'
+    assert typed_booleans(typed) and not typed_booleans(computed) and not typed_booleans(legend)

@@ -30,3 +30,32 @@ def test_the_measured_slopes_are_asserted_in_the_build():
     measured = [c for c in code_cells() if "QuadraticCostExplorer()" in c]
     assert measured and re.search(r"assert .*fit_naive\.slope", measured[0])
     assert not re.search(r"LogLogFit\(|print\(explorer\.fit_", "\n".join(code_cells())), "print results formatted"
+
+
+def _proposition() -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index("{prf:proposition} The score matrix is quadratic")
+    return " ".join(text[start:text.index("```", start)].split())
+
+
+def test_the_operation_count_names_its_evaluation_and_convention():
+    """The 5T² is a property of one evaluation (every score scaled, every weight divided) and of the notation
+    page's counting: the statement says so, and that other orders change only the O(T²) term."""
+    prop = _proposition()
+    assert "straightforward evaluation" in prop and "notation page" in prop
+    assert "2T^2(d_k + d_v) + O(T^2)" in prop
+
+
+def test_the_path_claim_states_its_conditions():
+    prop = _proposition()
+    assert "without a mask" in prop and "causal mask" in prop and "W_V \\ne 0" in prop
+
+
+def test_the_benchmark_explanation_follows_the_recorded_tiling():
+    """The page explains the blocked peak from the run's tiling (query blocks x key blocks), read from the
+    results (bin/bench records it) or, for a run from before, attn's defaults, which the benchmark passes."""
+    src = "\n".join(code_cells())
+    assert 'kernel.get("blocked_config"' in src and "DEFAULT_QUERY_BLOCK_SIZE" in src
+    text = PAGE.read_text(encoding="utf-8")
+    assert "the same comparison" not in text  # the page's explorer tiles differently, and says how
+    assert "p5_bench_blocked_mem_says" not in text  # no clause chosen by code

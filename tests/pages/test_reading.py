@@ -49,6 +49,48 @@ def test_the_proof_rule_catches_an_opening_item():
     assert not proofs_opening_with_an_item("```{prf:proof}\nWe take the parts in order.\n\n1. First.\n```\n")
 
 
+# -- a proof's numbered parts stay one list ----------------------------------------------------------------
+# Proposition 3's proof once read "Proof. 1 is the computation above", then an item "2.", a paragraph that fell
+# out of item 2 because it was not indented, and a new list starting at "3.": the reader could not tell which
+# paragraph belonged to which part. The proof's body is parsed as MyST parses it (CommonMark with dollar math).
+PROOF_BODY = re.compile(r"^(?P<fence>`{3,}|:{3,})\{prf:proof\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.S | re.M)
+
+
+def broken_part_lists(text: str) -> list[str]:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = MarkdownIt("commonmark").use(dollarmath_plugin)
+    found = []
+    for m in PROOF_BODY.finditer(text):
+        where = f"proof at line {text[:m.start()].count(chr(10)) + 1}"
+        top = [t for t in md.parse(m.group("body")) if t.level == 0]
+        lists = [t for t in top if t.type == "ordered_list_open"]
+        if len(lists) > 1:
+            found.append(f"{where}: its numbered parts are split into {len(lists)} lists (a paragraph or display "
+                         "between them is not indented under its item)")
+        inline = [t for t in md.parse(m.group("body")) if t.type == "inline" and t.level == 1]
+        if lists and any(re.match(r"\d+ (?:is|holds|follows)\b", t.content) for t in inline):
+            found.append(f"{where}: a part is numbered in running text ('1 is ...') beside a list")
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_a_proofs_numbered_parts_are_one_list(page):
+    found = broken_part_lists(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+def test_the_part_list_rule_catches_a_broken_list():
+    broken = ("```{prf:proof}\nWe take them in order.\n\n1 is the computation above.\n\n2. $J$ is symmetric.\n\n"
+              "$$\nJ = J^\\top\n$$\n\nFor the gradient, the chain rule.\n\n3. Substitute.\n```\n")
+    assert len(broken_part_lists(broken)) == 2
+    whole = ("```{prf:proof}\nWe take them in order.\n\n1. The computation above.\n\n2. $J$ is symmetric.\n\n"
+             "   $$\n   J = J^\\top\n   $$\n\n   For the gradient, the chain rule.\n\n3. Substitute.\n\n"
+             "For the converse, a paragraph after the list is fine.\n```\n")
+    assert broken_part_lists(whole) == []
+
+
 # -- numbers an exercise statement gives about its checker ---------------------------------------------------
 def _statement(page: str) -> str:
     """The page's text before its solution: what a learner's copy keeps."""
@@ -187,3 +229,95 @@ def test_the_count_rule_passes_glued_and_symbolic_counts():
     good = ("    caption: |\n      The weights of {glue:text}`p3_T8` keys; entropy up to $\\log T_k$; a float32 matrix.\n"
             "  alt: \"Three panels. Left: blue bars, one per key.\"\n")
     assert not typed_counts(good)
+
+
+# -- the Jacobian norm is not a gradient ---------------------------------------------------------------------
+# ‖J‖_F = ‖diag(w) − wwᵀ‖_F is the norm of the softmax Jacobian: it bounds the factor by which a gradient passing
+# through the softmax is scaled, and is not itself the norm of any gradient. Proposition 3's page and its explorer
+# once called it "the median gradient norm" and "softmax gradient". Checked on the pages that show ‖J‖_F beside
+# the divisor and on the explorers that draw it (the other pages' wording is their owners').
+JACOBIAN_PAGES = [ROOT / "chapters" / f"{p}.md" for p in ("prop3-scaling", "apparatus", "score-matrix",
+                                                           "prop4-self-cross", "prop5-quadratic-cost")]
+JACOBIAN_WIDGETS = [ROOT / "src" / "attn" / "widgets" / f for f in ("divisor.py", "js/divisor.js", "temperature.py",
+                                                                       "js/temperature.js")]
+GRADIENT_FOR_JACOBIAN = re.compile(r"gradient norm|softmax(?:'s)? gradient|(?<=[\"'])gradient (?:of|through) the softmax(?=[\"'])"
+                                   r"|(?:unscaled|scaled) gradient with respect to", re.I)
+
+
+@pytest.mark.parametrize("source", [*JACOBIAN_PAGES, *JACOBIAN_WIDGETS], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_jacobian_norm_is_not_called_a_gradient(source):
+    found = [line.strip()[:100] for line in source.read_text(encoding="utf-8").splitlines()
+             if GRADIENT_FOR_JACOBIAN.search(line)]
+    assert not found, f"{source.relative_to(ROOT)}: ‖J‖_F is the Jacobian norm (it bounds the gradient):\n" + "\n".join(found)
+
+
+def test_the_jacobian_rule_catches_the_old_words():
+    for bad in ("the median gradient norm falls", "softmax gradient: median ‖diag(w) − wwᵀ‖F",
+                'title="gradient through the softmax"', "the unscaled gradient with respect to the query"):
+        assert GRADIENT_FOR_JACOBIAN.search(bad), bad
+    for good in ("the median Jacobian norm, which bounds the gradient", "the gradient it passes back",
+                 "the factor that bounds the gradient through the softmax"):
+        assert not GRADIENT_FOR_JACOBIAN.search(good), good
+
+
+# -- a glued value is a number or a word, not a clause ---------------------------------------------------------
+# myst-nb sets every {glue:text} in bold (span.pasted-text). Proposition 5's page once glued whole clauses chosen
+# by code ("below 1, because at these lengths its fixed working set ... still outweighs ..."), which read as bold
+# half-sentences, and said things the numbers did not bear out. The sentence belongs in the page; only its numbers
+# (or a word such as a token or a colour) are glued.
+MAX_GLUED_WORDS = 4
+
+
+def glued_clauses(text: str) -> list[str]:
+    import ast
+
+    found = []
+    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```", text, re.S):
+        body = "\n".join(line for line in m.group("body").splitlines()
+                         if not line.startswith((":", "%", "!")) and line != "---")
+        try:
+            tree = ast.parse(body)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("glue_values", "glue"):
+                values = [k.value for k in node.keywords] + node.args[1:2]
+                for value in values:
+                    for part in _plain_text_parts(value):
+                        if len(part.split()) > MAX_GLUED_WORDS:
+                            found.append(part[:80])
+    return found
+
+
+def _plain_text_parts(node):
+    """The string constants a glued value is built from, outside any call: Markdown(...) and links are glued
+    as Markdown ({glue:md}), not as bold text."""
+    import ast
+
+    if isinstance(node, ast.Call):
+        return []
+    if isinstance(node, ast.Constant):
+        return [node.value] if isinstance(node.value, str) else []
+    return [p for child in ast.iter_child_nodes(node) for p in _plain_text_parts(child)]
+
+
+# Known, on a page this change does not own: exercises/v01-three-tokens.md glues its sentence about equal rows
+# (v01_equal). Strict: the mark fails as soon as that page is fixed, so that it is removed.
+GLUED_CLAUSES_KNOWN = {"exercises/v01-three-tokens.md"}
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="a glued sentence, reported"))
+                                  if str(p.relative_to(ROOT)) in GLUED_CLAUSES_KNOWN else p for p in PAGES],
+                         ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_glued_text_is_a_number_or_a_word(page):
+    found = glued_clauses(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}: glued clauses (write them in the page, glue the numbers):\n" + \
+        "\n".join(found)
+
+
+def test_the_glued_clause_rule():
+    clause = ('```{code-cell} ipython3\nglue_values(says="about 1: linear, as the blocks promise" if ok else '
+              '"below 1, because")\n```\n')
+    words = '```{code-cell} ipython3\nglue_values(word=tokens[i], colour="vermilion", n=3)\n```\n'
+    link = '```{code-cell} ipython3\nglue_values(link=Markdown(link_to("The score matrix of cross-attention")))\n```\n'
+    assert glued_clauses(clause) and not glued_clauses(words) and not glued_clauses(link)

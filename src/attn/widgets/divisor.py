@@ -1,4 +1,8 @@
-"""Proposition 3's explorer: what the 1/√d_k divisor does to the scores, the weights and the softmax's gradient."""
+"""Proposition 3's explorer: what the 1/√d_k divisor does to the scores, the weights and the softmax Jacobian.
+
+The Jacobian norm ‖J‖_F = ‖diag(w) − w wᵀ‖_F is not a gradient: it bounds the factor by which the softmax
+scales any gradient passing back through it (‖∂ℓ/∂x‖ ≤ ‖J‖_F ‖∂ℓ/∂w‖, Proposition 3, part 2).
+"""
 from __future__ import annotations
 
 import math
@@ -25,23 +29,23 @@ def draw_logits(d_ks, T: int = 8, n: int = 1000, seed: int = 0) -> dict[int, np.
 
 def saturation_curves(d_ks, T: int = 8, n: int = 1000, seed: int = 0,
                       logits: dict[int, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """For each d_k: mean largest weight and median softmax-Jacobian norm, unscaled and scaled.
+    """For each d_k: mean largest weight and median softmax Jacobian norm ‖J‖_F, unscaled and scaled.
 
     One query against ``T`` keys, ``n`` draws, entries N(0, 1); the scaled scores are the unscaled
     ones divided by √d_k (the same draws). ``logits`` may pass the draws of ``draw_logits(d_ks, T, n, seed)``.
     Returns arrays of shape (len(d_ks),) under the keys
-    ``d_k``, ``max_weight_unscaled``, ``max_weight_scaled``, ``grad_unscaled``, ``grad_scaled``.
+    ``d_k``, ``max_weight_unscaled``, ``max_weight_scaled``, ``jac_norm_unscaled``, ``jac_norm_scaled``.
     """
     d_ks = np.asarray(d_ks, dtype=int)
     if logits is None:
         logits = draw_logits(d_ks, T=T, n=n, seed=seed)
-    out = {k: np.empty(len(d_ks)) for k in ("max_weight_unscaled", "max_weight_scaled", "grad_unscaled", "grad_scaled")}
+    out = {k: np.empty(len(d_ks)) for k in ("max_weight_unscaled", "max_weight_scaled", "jac_norm_unscaled", "jac_norm_scaled")}
     for i, d in enumerate(d_ks):
         x = logits[int(d)]  # (n, T)
         for name, z in (("unscaled", x), ("scaled", x / math.sqrt(d))):
             w = softmax(z)  # (n, T) weights, rows sum to 1
             out[f"max_weight_{name}"][i] = w.max(axis=1).mean()
-            out[f"grad_{name}"][i] = np.median(softmax_jacobian_norm(w))
+            out[f"jac_norm_{name}"][i] = np.median(softmax_jacobian_norm(w))
     out["d_k"] = d_ks
     return out
 
@@ -52,8 +56,9 @@ class DivisorExplorer(Explorer):
     Top left: histograms of ``q · k`` and ``q · k / √d_k`` for random unit-variance q, k.
     Top right: a typical query's weights over T = 8 keys (the draw with the median largest weight),
     unscaled and scaled.
-    Bottom: the mean largest weight and the median gradient norm ``‖diag(w) − w wᵀ‖_F (w: the weights)`` against d_k,
-    with the current d_k marked.
+    Bottom: the mean largest weight (the dotted line is 1/T_k, the largest weight of a uniform row) and the
+    median Jacobian norm ``‖diag(w) − w wᵀ‖_F`` (w: the weights; it bounds how much a gradient through the
+    softmax is scaled) against d_k, with the current d_k marked.
     """
 
     defaults = {"d_k": 64}
@@ -64,8 +69,9 @@ class DivisorExplorer(Explorer):
            "spread grows with the width d_k, with it the spread stays near 1. Top right: one query's "
            f"softmax weights over {T} keys with and without the divisor; without it, at large d_k, one weight takes almost everything. "
            "Bottom left: the average largest weight against d_k, rising towards 1 without the divisor and flat "
-           "with it. Bottom right: the typical size of the softmax's gradient against d_k on log axes, "
-           "collapsing without the divisor and flat with it.")
+           "with it; a dotted line marks the largest weight of a uniform row. Bottom right: the median norm of "
+           "the softmax Jacobian, which bounds how much a gradient passing through the softmax is scaled, against "
+           "d_k on log axes, collapsing without the divisor and flat with it.")
 
     live_script = "divisor.js"
     live_title = "Proposition 3 explorer"
@@ -90,8 +96,9 @@ class DivisorExplorer(Explorer):
         (ax_h, ax_w), (ax_m, ax_g) = self.fig.subplots(2, 2)
         self.ax_h, self.ax_w, self.ax_m, self.ax_g = ax_h, ax_w, ax_m, ax_g
         zeros = np.zeros(len(self.edges) - 1)
-        self.hist_unscaled = ax_h.stairs(zeros, self.edges, fill=True, alpha=0.45, color=UNSCALED,
-                                         label=r"$q\cdot k$")
+        # the unscaled histogram is wide and low: drawn opaque, with an edge, so that it stays visible
+        self.hist_unscaled = ax_h.stairs(zeros, self.edges, fill=True, alpha=0.85, color=UNSCALED,
+                                         edgecolor=UNSCALED, label=r"$q\cdot k$")
         self.hist_scaled = ax_h.stairs(zeros, self.edges, fill=True, alpha=0.6, color=SCALED,
                                        label=r"$q\cdot k/\sqrt{d_k}$")
         ax_h.set(xlim=(-100, 100), ylim=(0, 0.5), xlabel="score", ylabel="fraction per unit")
@@ -112,13 +119,16 @@ class DivisorExplorer(Explorer):
             ax.set_xlabel("$d_k$")
         ax_m.plot(c["d_k"], c["max_weight_unscaled"], "o-", color=UNSCALED, ms=3, label="unscaled")
         ax_m.plot(c["d_k"], c["max_weight_scaled"], "o-", color=SCALED, ms=3, label=r"$/\sqrt{d_k}$")
-        ax_m.axhline(1 / self.T, color="0.7", ls=":", lw=1)
+        ax_m.axhline(1 / self.T, color="0.45", ls=":", lw=1)
+        ax_m.text(0.02, 1 / self.T + 0.02, r"uniform row: $1/T_k$", transform=ax_m.get_yaxis_transform(),
+                  fontsize=8, color="0.3", va="bottom")
         ax_m.set(ylim=(0, 1.05), ylabel="mean largest weight", title=f"largest of {self.T} weights (average)")
         ax_m.legend(loc="center right", fontsize=8)
         ax_g.set_yscale("log")
-        ax_g.plot(c["d_k"], c["grad_unscaled"], "o-", color=UNSCALED, ms=3, label="unscaled")
-        ax_g.plot(c["d_k"], c["grad_scaled"], "o-", color=SCALED, ms=3, label=r"$/\sqrt{d_k}$")
-        ax_g.set(ylabel=r"median $\|\mathrm{diag}(w)-ww^\top\|_F$", title="gradient through the softmax")
+        ax_g.plot(c["d_k"], c["jac_norm_unscaled"], "o-", color=UNSCALED, ms=3, label="unscaled")
+        ax_g.plot(c["d_k"], c["jac_norm_scaled"], "o-", color=SCALED, ms=3, label=r"$/\sqrt{d_k}$")
+        ax_g.set(ylabel=r"median $\|\mathrm{diag}(w)-ww^\top\|_F$",
+                 title="softmax Jacobian norm (bounds the gradient)")
         ax_g.legend(loc="lower left", fontsize=8)
         (self.mark_m,) = ax_m.plot([], [], "o", ms=9, mfc="none", mec="black", mew=1.5)
         (self.mark_g,) = ax_g.plot([], [], "o", ms=9, mfc="none", mec="black", mew=1.5)
@@ -149,13 +159,13 @@ class DivisorExplorer(Explorer):
                             fontsize=10)
 
         self.mark_m.set_data([d, d], [r["mean_max_unscaled"], r["mean_max_scaled"]])
-        self.mark_g.set_data([d, d], [r["grad_unscaled"], r["grad_scaled"]])
+        self.mark_g.set_data([d, d], [r["jac_norm_unscaled"], r["jac_norm_scaled"]])
         self.vline_m.set_xdata([d, d])
         self.vline_g.set_xdata([d, d])
 
     def compute(self):
         """At the current d_k: ``measure(d_k)`` and the saturation curves' points (mean largest weight,
-        median gradient norm), unscaled and scaled."""
+        median Jacobian norm), unscaled and scaled."""
         d = int(self.params["d_k"])
         if d not in D_K_GRID:
             raise ValueError(f"d_k must be one of {D_K_GRID}; got {self.params['d_k']!r}")
@@ -163,7 +173,7 @@ class DivisorExplorer(Explorer):
         c = self.curves
         return {"d_k": d, **self.measure(d),
                 **{f"mean_max_{k}": float(c[f"max_weight_{k}"][i]) for k in ("unscaled", "scaled")},
-                **{f"grad_{k}": float(c[f"grad_{k}"][i]) for k in ("unscaled", "scaled")}}
+                **{f"jac_norm_{k}": float(c[f"jac_norm_{k}"][i]) for k in ("unscaled", "scaled")}}
 
     def measure(self, d: int) -> dict:
         """What the picture shows at width ``d``: histogram densities (len(edges) - 1,), the scores' standard
@@ -182,7 +192,7 @@ class DivisorExplorer(Explorer):
     def live_data(self):
         c = self.curves
         return {"T": self.T, "edges": self.edges, "colours": [UNSCALED, SCALED], "d_k": list(D_K_GRID),
-                **{k: c[k] for k in ("max_weight_unscaled", "max_weight_scaled", "grad_unscaled", "grad_scaled")},
+                **{k: c[k] for k in ("max_weight_unscaled", "max_weight_scaled", "jac_norm_unscaled", "jac_norm_scaled")},
                 "by_d_k": [self.measure(d) for d in D_K_GRID]}
 
     def live_values(self):
@@ -192,5 +202,5 @@ class DivisorExplorer(Explorer):
             out[f"std_{k}"] = r[f"std_{k}"]
             out[f"top_{k}"] = float(np.max(r[f"weights_{k}"]))
             out[f"mean_max_{k}"] = r[f"mean_max_{k}"]
-            out[f"grad_{k}"] = r[f"grad_{k}"]
+            out[f"jac_norm_{k}"] = r[f"jac_norm_{k}"]
         return out

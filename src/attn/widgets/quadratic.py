@@ -27,6 +27,7 @@ class QuadraticCostExplorer(Explorer):
                  repeats: int = 5, dtype=np.float64, **params):
         self.T_values = np.asarray(T_values)
         self.d_k = d_k
+        self.block_size = block_size  # keys per block of the blocked version (all queries in one block)
         self.dtype = np.dtype(dtype)
         # One BLAS thread: on a shared machine, multi-threaded timings of small products are mostly noise.
         with threadpool_limits(limits=1):

@@ -78,6 +78,15 @@ class TemperatureExplorer(Explorer):
         r = self.compute()
         return {**{f"w{j + 1}": float(v) for j, v in enumerate(r["weights"])}, "H": r["entropy"]}
 
+    # The bars leave a free column at the right, where the dotted line of the uniform weight 1/T_k is
+    # labelled: no bar, and no bar's value, is ever drawn there, whatever τ.
+    LABEL_COLUMN = 0.16  # the free column's share of the bar panel's width
+
+    def mark_label_height(self, tau: float) -> float:
+        """Where a mark's label sits on the entropy axis: in the half of [0, log T_k] away from the curve at τ."""
+        H = float(entropy(softmax(self.x, tau=tau)))
+        return (0.25 if H > 0.5 * math.log(self.x.size) else 0.75) * math.log(self.x.size)
+
     def _draw(self):
         ax_w, ax_h = self.fig.subplots(1, 2, width_ratios=[1.1, 1])
         self.ax_w, self.ax_h = ax_w, ax_h
@@ -86,22 +95,36 @@ class TemperatureExplorer(Explorer):
         top = int(np.argmax(self.x))
         self.bars = ax_w.bar(pos, np.zeros(T), color=BAR, edgecolor=["black" if j == top else BAR for j in pos],
                              linewidth=1.5)
-        ax_w.axhline(1 / T, color="0.6", ls=":", lw=1)
-        ax_w.text(-0.45, 1 / T + 0.015, r"uniform $1/T_k$", ha="left", fontsize=8, color="0.4")
+        left, right = -0.6, T - 0.4  # the bars' own span
+        ax_w.set_xlim(left, left + (right - left) / (1 - self.LABEL_COLUMN))
+        ax_w.axhline(1 / T, color="0.45", ls=":", lw=1)
+        self.uniform_label = ax_w.text(1 - self.LABEL_COLUMN / 2, 1 / T + 0.015, "uniform\n$1/T_k$",
+                                       transform=ax_w.get_yaxis_transform(), ha="center", va="bottom",
+                                       fontsize=8, color="0.3")
         ax_w.set(ylim=(0, 1.08), xticks=pos, ylabel="weight")
         ax_w.set_xticklabels(self.labels, fontsize=8 if T > 8 else 10)
         self.bar_text = [ax_w.text(j, 0, "", ha="center", fontsize=8) for j in pos] if T <= 12 else []
 
+        # The curve lies between 0 and log T_k; the two limits are labelled outside that band, each at the
+        # end of the τ axis where the curve comes close to it: one-hot below 0 at small τ, uniform above
+        # log T_k at large τ.
+        log_T = math.log(T)
         ax_h.plot(self.taus, self.entropy_curve, color=BAR)
         ax_h.set_xscale("log")
-        ax_h.axhline(0, color="0.6", ls=":", lw=1)
-        ax_h.axhline(math.log(T), color="0.6", ls=":", lw=1)
-        ax_h.text(TAU_MIN * 1.3, math.log(T) - 0.12, r"$\log T_k$: uniform", fontsize=8, color="0.4", va="top")
-        ax_h.text(TAU_MAX / 1.3, 0.05, "0: one-hot", fontsize=8, color="0.4", ha="right")
+        ax_h.axhline(0, color="0.45", ls=":", lw=1)
+        ax_h.axhline(log_T, color="0.45", ls=":", lw=1)
+        self.limit_labels = [
+            # each far enough from its line that the marker, which runs along the curve, clears it
+            ax_h.text(TAU_MIN * 1.3, -0.07 * log_T, "0: one-hot", fontsize=8, color="0.3", ha="left", va="top"),
+            ax_h.text(TAU_MAX / 1.3, 1.07 * log_T, r"$\log T_k$: uniform", fontsize=8, color="0.3", ha="right",
+                      va="bottom"),
+        ]
+        self.mark_labels = []
         for name, tau in self.marks.items():
             ax_h.axvline(tau, color="0.5", ls="--", lw=0.8)
-            ax_h.text(tau * 1.1, 0.5 * math.log(T), name, fontsize=8, rotation=90, va="center")
-        ax_h.set(xlim=(TAU_MIN, TAU_MAX), ylim=(-0.08, math.log(T) * 1.1), xlabel=r"temperature $\tau$",
+            self.mark_labels.append(ax_h.text(tau * 1.1, self.mark_label_height(tau), name, fontsize=8,
+                                              rotation=90, va="center"))
+        ax_h.set(xlim=(TAU_MIN, TAU_MAX), ylim=(-0.22 * log_T, 1.24 * log_T), xlabel=r"temperature $\tau$",
                  ylabel="entropy $H$ (nats)")
         (self.marker,) = ax_h.plot([], [], "o", color="black", ms=7)
 
@@ -117,5 +140,6 @@ class TemperatureExplorer(Explorer):
             text.set_position((j, wi + 0.02))
             text.set_text(f"{wi:.2f}")
         self.marker.set_data([tau], [H])
-        self.ax_w.set_title(f"softmax(x / τ) at τ = {tau:.3g}", fontsize=10)  # plain text: see base.Explorer
+        # plain text: see base.Explorer
+        self.ax_w.set_title(f"softmax weights at τ = {tau:.3g}", fontsize=10)
         self.ax_h.set_title(f"entropy {H:.2f} nats (max log Tₖ = {math.log(self.x.size):.2f})", fontsize=10)

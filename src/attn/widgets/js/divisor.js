@@ -12,7 +12,8 @@ const EXPLORER = {
     svg("rect", {x: 60, y: 40, width: 360, height: 210, class: "attn-frame"}, g1);
     axis(g1, hx, [-100, -50, 0, 50, 100], {at: 250});
     axis(g1, hy, [0, 0.1, 0.2, 0.3, 0.4, 0.5], {x: false, at: 60});
-    ctx.histU = svg("path", {fill: U, "fill-opacity": 0.45}, g1);
+    // the unscaled histogram is wide and low: drawn nearly opaque, with an edge, so that it stays visible
+    ctx.histU = svg("path", {fill: U, "fill-opacity": 0.85, stroke: U, "stroke-width": 1}, g1);
     ctx.histS = svg("path", {fill: S, "fill-opacity": 0.6}, g1);
     svg("text", {x: 240, y: 280, "text-anchor": "middle", class: "attn-tick"}, g1).textContent = "score";
     legend(g1, 300, 56, [[U, "q·k"], [S, "q·k / √dₖ"]]);
@@ -38,12 +39,13 @@ const EXPLORER = {
     // bottom: curves against log2 d_k
     const n = data.d_k.length, cx = (x0) => scale(0, n - 1, x0, x0 + 360);
     const lx = cx(60), rx = cx(520), my = scale(0, 1.05, 540, 330);
-    const gl = data.grad_unscaled.concat(data.grad_scaled).map(Math.log10);
+    const gl = data.jac_norm_unscaled.concat(data.jac_norm_scaled).map(Math.log10);
     const glo = Math.floor(Math.min(...gl)), ghi = Math.ceil(Math.max(...gl)), gy = scale(glo, ghi, 540, 330);
     ctx.lx = lx; ctx.rx = rx; ctx.my = my; ctx.gy = gy;
     const g3 = svg("g", {}, root), g4 = svg("g", {}, root);
     panelTitle(g3, 240, 318, `largest of ${T} weights (average)`);
-    const gradTitle = panelTitle(g4, 700, 318, "softmax gradient: median ‖diag(w) − wwᵀ‖");
+    // ‖J‖_F is not a gradient: it bounds how much the softmax scales a gradient passing through it
+    const gradTitle = panelTitle(g4, 700, 318, "Jacobian norm, median ‖diag(w) − wwᵀ‖");
     svg("tspan", {"baseline-shift": "sub", "font-size": "11px"}, gradTitle).textContent = "F";  // the Frobenius norm
     for (const [g, x, x0] of [[g3, lx, 60], [g4, rx, 520]]) {
       svg("rect", {x: x0, y: 330, width: 360, height: 210, class: "attn-frame"}, g);
@@ -51,23 +53,26 @@ const EXPLORER = {
       svg("text", {x: x0 + 180, y: 575, "text-anchor": "middle", class: "attn-tick"}, g).textContent = "dₖ (log scale)";
     }
     axis(g3, my, [0, 0.25, 0.5, 0.75, 1], {x: false, at: 60});
+    // the largest weight of a uniform row, 1/T_k: the floor of the curves
+    svg("line", {x1: 60, x2: 420, y1: my(1 / T), y2: my(1 / T), class: "attn-grid", "stroke-dasharray": "3 3"}, g3);
+    svg("text", {x: 66, y: my(1 / T) - 4, class: "attn-tick", "data-role": "line-label"}, g3).textContent = "uniform row: 1/Tₖ";
     const ticks = []; for (let t = glo; t <= ghi; t++) ticks.push(t);
     axis(g4, gy, ticks, {x: false, at: 520, fmtTick: t => `1e${t}`});
     const line = (g, xs, ys, yv, c) => svg("polyline", {points: yv.map((v, i) => `${xs(i).toFixed(1)},${ys(v).toFixed(1)}`).join(" "),
                                                         class: "attn-curve", stroke: c}, g);
     line(g3, lx, my, data.max_weight_unscaled, U); line(g3, lx, my, data.max_weight_scaled, S);
-    line(g4, rx, gy, data.grad_unscaled.map(Math.log10), U); line(g4, rx, gy, data.grad_scaled.map(Math.log10), S);
+    line(g4, rx, gy, data.jac_norm_unscaled.map(Math.log10), U); line(g4, rx, gy, data.jac_norm_scaled.map(Math.log10), S);
     ctx.vl = [svg("line", {y1: 330, y2: 540, class: "attn-grid"}, g3), svg("line", {y1: 330, y2: 540, class: "attn-grid"}, g4)];
     ctx.marks = [0, 1, 2, 3].map(i => svg("circle", {r: 6, fill: "none", stroke: "currentColor", "stroke-width": 2}, i < 2 ? g3 : g4));
 
     const tb = html("table", {class: "attn-table"}, ctx.numbers);
     const head = html("tr", {}, tb);
-    ["", "std of scores", "typical largest weight", "mean largest weight", "median gradient norm"].forEach(h => html("th", {scope: "col"}, head, h));
+    ["", "std of scores", "typical largest weight", "mean largest weight", "median Jacobian norm"].forEach(h => html("th", {scope: "col"}, head, h));
     ctx.cells = {};
     for (const [k, label] of [["unscaled", "q·k"], ["scaled", "q·k / √dₖ"]]) {
       const tr = html("tr", {}, tb);
       html("th", {scope: "row"}, tr, label);
-      ctx.cells[k] = ["std", "top", "mean_max", "grad"].map(n => html("td", {"data-name": `${n}_${k}`}, tr));
+      ctx.cells[k] = ["std", "top", "mean_max", "jac_norm"].map(n => html("td", {"data-name": `${n}_${k}`}, tr));
     }
   },
 
@@ -100,15 +105,15 @@ const EXPLORER = {
     ctx.vl[0].setAttribute("x1", ctx.lx(i)); ctx.vl[0].setAttribute("x2", ctx.lx(i));
     ctx.vl[1].setAttribute("x1", ctx.rx(i)); ctx.vl[1].setAttribute("x2", ctx.rx(i));
     const pts = [[ctx.lx(i), ctx.my(c.max_weight_unscaled[i])], [ctx.lx(i), ctx.my(c.max_weight_scaled[i])],
-                 [ctx.rx(i), ctx.gy(Math.log10(c.grad_unscaled[i]))], [ctx.rx(i), ctx.gy(Math.log10(c.grad_scaled[i]))]];
+                 [ctx.rx(i), ctx.gy(Math.log10(c.jac_norm_unscaled[i]))], [ctx.rx(i), ctx.gy(Math.log10(c.jac_norm_scaled[i]))]];
     pts.forEach(([x, y], k) => { ctx.marks[k].setAttribute("cx", x); ctx.marks[k].setAttribute("cy", y); });
     for (const k of ["unscaled", "scaled"]) {
-      const [std, top, mean, grad] = ctx.cells[k];
+      const [std, top, mean, jac] = ctx.cells[k];
       setNum(std, r[`std_${k}`], 3);
       setNum(top, k === "unscaled" ? topU : topS, 3);
       setNum(mean, c[`max_weight_${k}`][i], 3);
-      grad.textContent = c[`grad_${k}`][i].toExponential(2);
-      grad.dataset.value = String(c[`grad_${k}`][i]);
+      jac.textContent = c[`jac_norm_${k}`][i].toExponential(2);
+      jac.dataset.value = String(c[`jac_norm_${k}`][i]);
     }
   },
 
@@ -117,6 +122,7 @@ const EXPLORER = {
     return `Width dₖ = ${s.d_k}. The unscaled scores q·k have standard deviation ${r.std_unscaled.toFixed(1)}, ` +
       `the scaled ones ${r.std_scaled.toFixed(2)}. A typical query puts ${Math.max(...r.weights_unscaled).toFixed(2)} ` +
       `of its weight on one key without the divisor and ${Math.max(...r.weights_scaled).toFixed(2)} with it. ` +
-      `The median gradient norm is ${data.grad_unscaled[i].toExponential(1)} unscaled and ${data.grad_scaled[i].toExponential(1)} scaled.`;
+      `The median Jacobian norm, which bounds how much a gradient through the softmax is scaled, is ` +
+      `${data.jac_norm_unscaled[i].toExponential(1)} unscaled and ${data.jac_norm_scaled[i].toExponential(1)} scaled.`;
   },
 };

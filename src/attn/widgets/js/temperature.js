@@ -4,14 +4,19 @@ const EXPLORER = {
     const {svg: root, data} = ctx;
     const T = data.x.length;
     ctx.by = scale(0, 1.08, 250, 40);
-    const bw = 360 / T, bx = j => 60 + j * bw;
+    // The bars fill 60-360; the free column 360-420 labels the dotted line of the uniform weight 1/T_k,
+    // where no bar and no bar's value is ever drawn, whatever τ.
+    const bw = 300 / T, bx = j => 60 + j * bw;
     const g = svg("g", {}, root);
     ctx.wTitle = panelTitle(g, 240, 18, "");
     svg("line", {x1: 60, x2: 60, y1: ctx.by(0), y2: ctx.by(1.08), class: "attn-axis"}, g);
     svg("line", {x1: 60, x2: 420, y1: ctx.by(0), y2: ctx.by(0), class: "attn-axis"}, g);
     axis(g, ctx.by, [0, 0.25, 0.5, 0.75, 1], {x: false, at: 60});
     svg("line", {x1: 60, x2: 420, y1: ctx.by(1 / T), y2: ctx.by(1 / T), class: "attn-grid", "stroke-dasharray": "3 3"}, g);
-    svg("text", {x: 64, y: ctx.by(1 / T) - 4, class: "attn-tick"}, g).textContent = "uniform 1/Tₖ";
+    for (const [dy, words] of [[-17, "uniform"], [-4, "1/Tₖ"]]) {
+      svg("text", {x: 390, y: ctx.by(1 / T) + dy, "text-anchor": "middle", class: "attn-tick",
+                   "data-role": "uniform-label"}, g).textContent = words;
+    }
     const top = data.x.indexOf(Math.max(...data.x));
     ctx.bars = data.x.map((_, j) => {
       const rect = svg("rect", {x: bx(j) + bw * 0.15, width: bw * 0.7, fill: data.colour,
@@ -24,20 +29,25 @@ const EXPLORER = {
 
     // right: entropy against log10 τ
     const lo = Math.log10(data.taus[0]), hi = Math.log10(data.taus[data.taus.length - 1]);
-    const hx = scale(lo, hi, 520, 880), logT = Math.log(T), hy = scale(-0.08, logT * 1.1, 250, 40);
+    const hx = scale(lo, hi, 520, 880), logT = Math.log(T), hy = scale(-0.22 * logT, 1.24 * logT, 250, 40);
     ctx.hx = hx; ctx.hy = hy;
     const h = svg("g", {}, root);
     ctx.hTitle = panelTitle(h, 700, 18, "");
     svg("rect", {x: 520, y: 40, width: 360, height: 210, class: "attn-frame"}, h);
     axis(h, hx, [-2, -1, 0, 1, 2].filter(t => t >= lo && t <= hi), {at: 250, fmtTick: t => String(Math.pow(10, t))});
     axis(h, hy, [0, 0.5, 1, 1.5, 2, 2.5, 3].filter(t => t <= logT * 1.1), {x: false, at: 520});
-    for (const [v, label, anchor, x] of [[0, "0: one-hot", "end", 876], [logT, "log Tₖ: uniform", "start", 524]]) {
+    // The curve lies between 0 and log T_k: each limit is labelled outside that band, at the end of the τ
+    // axis where the curve comes close to it (one-hot below 0 at small τ, uniform above log T_k at large τ);
+    // each sits far enough from its end of the axis that the marker of an extreme τ, on the line, clears it.
+    for (const [v, label, anchor, x, dy] of [[0, "0: one-hot", "start", 524, 20], [logT, "log Tₖ: uniform", "end", 864, -12]]) {
       svg("line", {x1: 520, x2: 880, y1: hy(v), y2: hy(v), class: "attn-grid", "stroke-dasharray": "3 3"}, h);
-      svg("text", {x, y: hy(v) + (v ? 14 : -4), "text-anchor": anchor, class: "attn-tick"}, h).textContent = label;
+      svg("text", {x, y: hy(v) + dy, "text-anchor": anchor, class: "attn-tick", "data-role": "limit-label"}, h).textContent = label;
     }
     for (const [label, tau] of data.marks) {
+      // the label sits in the half of the entropy axis away from the curve where it crosses the mark
+      const at = hy((entropy(softmax(data.x, tau)) > logT / 2 ? 0.25 : 0.75) * logT), x = hx(Math.log10(tau)) + 10;
       svg("line", {x1: hx(Math.log10(tau)), x2: hx(Math.log10(tau)), y1: 40, y2: 250, class: "attn-grid", "stroke-dasharray": "6 3"}, h);
-      svg("text", {x: hx(Math.log10(tau)) + 4, y: 60, class: "attn-tick"}, h).textContent = label;
+      svg("text", {x, y: at, class: "attn-tick", "text-anchor": "middle", transform: `rotate(-90 ${x} ${at})`}, h).textContent = label;
     }
     svg("polyline", {points: data.taus.map((t, i) => `${hx(Math.log10(t)).toFixed(1)},${hy(data.entropy[i]).toFixed(1)}`).join(" "),
                      class: "attn-curve", stroke: data.colour}, h);
@@ -62,7 +72,7 @@ const EXPLORER = {
 
   draw(ctx, s, r) {
     const T = r.w.length;
-    ctx.wTitle.textContent = `softmax(x / τ) at τ = ${s.tau.toPrecision(3)}`;
+    ctx.wTitle.textContent = `softmax weights at τ = ${s.tau.toPrecision(3)}`;
     ctx.hTitle.textContent = `entropy ${r.H.toFixed(2)} nats (max log Tₖ = ${Math.log(T).toFixed(2)})`;
     r.w.forEach((w, j) => {
       const b = ctx.bars[j];

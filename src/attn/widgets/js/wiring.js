@@ -100,7 +100,8 @@ const EXPLORER = {
   describe(s, r, data) {
     const Tk = r.S[0].length;
     return (s.wiring === "self" ? `Self-attention: queries, keys and values all come from X, ${data.T_q} tokens. `
-      : `Cross-attention: queries from X (${data.T_q} tokens), keys and values from the first ${Tk} tokens of Y. `) +
+      : `Cross-attention: queries from X (${data.T_q} tokens), keys and values from ` +
+        `${Tk === 1 ? "the first token" : `the first ${Tk} tokens`} of Y. `) +
       `The score and weight matrices are ${data.T_q}×${Tk}, each weight row sums to 1; the output is ` +
       `${data.T_q}×${data.d_v} whatever the number of keys.`;
   },
