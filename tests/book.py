@@ -1,5 +1,6 @@
 """The book as the tests build and read it: from clean, every notebook executed, strict (the session fixture
 ``book_build`` in tests/conftest.py builds it once per test session), and the pages its table of contents lists."""
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -45,3 +46,17 @@ def toc_pages() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     files = [toc["root"]] + _toc_files(toc.get("parts")) + _toc_files(toc.get("chapters"))
     return [re.sub(r"\.(md|ipynb)$", "", f) + ".html" for f in files]
+
+
+def code_cell_trees(text: str) -> list[ast.Module]:
+    """The parsed code of every code cell of a MyST page (its option lines and magics left out; a cell that is not
+    Python even then is skipped), for the tests that read what the pages' code does."""
+    trees = []
+    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```", text, re.S):
+        body = "\n".join(line for line in m.group("body").splitlines()
+                         if not line.startswith((":", "%", "!")) and line != "---")
+        try:
+            trees.append(ast.parse(body))
+        except SyntaxError:
+            continue
+    return trees

@@ -57,6 +57,23 @@ class LogLogFit(NamedTuple):
         return np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
 
 
+def _points(x, y, what: str, positive: bool) -> tuple[np.ndarray, np.ndarray]:
+    """x and y as float64 arrays of one shape (n,), n ≥ 2, finite (and > 0 for a log-log fit), else ValueError."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.ndim != 1 or y.shape != x.shape:
+        raise ValueError(f"x and y must be 1-D of the same length; got shapes {x.shape} and {y.shape}")
+    if x.size < 2:
+        raise ValueError(f"{what} needs at least two points; got {x.size}")
+    for name, a in (("x", x), ("y", y)):
+        bad = ~(np.isfinite(a) & (a > 0)) if positive else ~np.isfinite(a)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            need = "log-log fit needs finite values > 0" if positive else f"{what} needs finite values"
+            raise ValueError(f"{need}; {name}[{i}] = {float(a[i])}")
+    return x, y
+
+
 def fit_loglog_slope(x, y) -> LogLogFit:
     r"""Fit :math:`\log y = a + b \log x` by least squares; ``b`` is the scaling exponent.
 
@@ -78,17 +95,7 @@ def fit_loglog_slope(x, y) -> LogLogFit:
         Shapes differ or are not 1-D, fewer than two points, a value that is not
         finite and > 0, or all x equal (no slope to fit).
     """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if x.ndim != 1 or y.shape != x.shape:
-        raise ValueError(f"x and y must be 1-D of the same length; got shapes {x.shape} and {y.shape}")
-    if x.size < 2:
-        raise ValueError(f"a slope needs at least two points; got {x.size}")
-    for name, a in (("x", x), ("y", y)):
-        bad = ~(np.isfinite(a) & (a > 0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"log-log fit needs finite values > 0; {name}[{i}] = {float(a[i])}")
+    x, y = _points(x, y, "a slope", positive=True)
     lx, ly = np.log(x), np.log(y)
     if np.ptp(lx) == 0:
         raise ValueError(f"all x are equal ({float(x[0])}): there is no slope to fit")
@@ -239,14 +246,7 @@ def fit_fixed_plus_linear(x, y) -> FixedPlusLinear:
     ValueError
         Shapes differ or are not 1-D, fewer than two points, a value that is not finite, or all x equal.
     """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if x.ndim != 1 or y.shape != x.shape:
-        raise ValueError(f"x and y must be 1-D of the same length; got shapes {x.shape} and {y.shape}")
-    if x.size < 2:
-        raise ValueError(f"a line needs at least two points; got {x.size}")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("x and y must be finite")
+    x, y = _points(x, y, "a line", positive=False)
     if np.ptp(x) == 0:
         raise ValueError(f"all x are equal ({float(x[0])}): there is no line to fit")
     per_unit, fixed = np.polyfit(x, y, 1)

@@ -450,14 +450,10 @@ def test_the_print_rule():
 def typed_booleans(text: str) -> list[str]:
     import ast
 
+    from book import code_cell_trees
+
     found = []
-    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(?P<body>.*?)\n```", text, re.S):
-        body = "\n".join(line for line in m.group("body").splitlines()
-                         if not line.startswith((":", "%", "!")) and line != "---")
-        try:
-            tree = ast.parse(body)
-        except SyntaxError:
-            continue
+    for tree in code_cell_trees(text):
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
                 for arg in node.args:
