@@ -178,6 +178,31 @@ def test_in_the_graders_kernel_check_is_no_oracle():
     finally:
         learner_api.answer_listeners[:] = listeners
     assert bool(ns["fb"]) and str(ns["fb"]).startswith(RECORDED[0])
+    fb = ns["fb"]  # a verdict's attributes, so code that reads them runs on
+    assert (fb.status, fb.correct, fb.item, list(fb), fb.message) == ("recorded", True, "B01", [fb], RECORDED[1])
+
+
+def test_the_request_reaches_the_kernel_as_code_no_library_decodes(monkeypatch):
+    """A hook on the kernel's JSON decoder once read the grader's request, secret and all, and forged the hand-over:
+    the request is now Python source the kernel compiles, so no decoder of the notebook's sees it."""
+    import builtins
+    import json
+
+    seen: list = []
+    monkeypatch.setattr(builtins, "_attn_test_seen", seen, raising=False)
+    monkeypatch.setattr(json, "_default_decoder", json.JSONDecoder())  # restored after the test
+    hook = ("import json\n"
+            "json._default_decoder.__init__(object_hook=lambda d: (_attn_test_seen.append(d), d)[1])\n")
+    judged, _ = run_like_the_grader([B01_GIVENS, hook + "json.loads('{\"probe\": 1}')\nscores = S\n"],
+                                    {"B01": None})
+    # the hook works, and never saw the request (here the grader's own parse of the hand-over runs in this process
+    # too, so the hook sees that; in attn-grade the parse is in the grader's process, out of the kernel's reach)
+    assert seen[0] == {"probe": 1} and not any("nonce" in d for d in seen)
+    assert judged["B01"]["parts"][0]["status"] == "correct"
+    req = collect.request({"x"}, {"f": {"cases": [(np.array([np.inf, -np.inf, np.nan, 1.5]),)], "seconds": 1.0}})
+    back = eval(collect.literal(req), {"_attn_b": builtins})  # noqa: S307 - the grader's own text
+    data_back = back["functions"]["f"]["cases"][0]["items"][0]["data"]
+    assert data_back[:2] == [np.inf, -np.inf] and np.isnan(data_back[2]) and back["nonce"] == req["nonce"]
 
 
 def test_the_items_a_renamed_check_names_are_graded():
@@ -193,14 +218,24 @@ def test_the_items_a_renamed_check_names_are_graded():
     assert seeds_in(nb) == {"V02": [5], "V01": [4]}
 
 
-def test_an_answer_is_the_last_one_given_whether_to_check_or_to_the_variable():
+def test_a_part_is_right_if_the_answer_its_check_saw_or_the_variable_at_the_end_is():
+    """Both are the learner's own answers: the one their last check of the item saw, and the variable as the
+    notebook ends (reused for another item since, or corrected, or changed in place). Neither alone is wrong."""
     e = get_item("B01").expected()
     wrong, right = e["scores"] * 2, e["scores"]
     ns_cell = "import numpy as np\nfrom attn.grading import check\n"
-    # the variable assigned after the check: the variable is the answer
+    # the variable assigned after the check: the checked answer counts
     judged, _ = run_like_the_grader([ns_cell + f"if check('B01', scores=np.array({right.tolist()})): pass\n"
                                      f"scores = np.array({wrong.tolist()})"], {"B01": None})
+    assert judged["B01"]["parts"][0]["status"] == "correct"
+    # both wrong: wrong
+    judged, _ = run_like_the_grader([ns_cell + f"if check('B01', scores=np.array({wrong.tolist()})): pass\n"
+                                     f"scores = np.array({(wrong + 1).tolist()})"], {"B01": None})
     assert judged["B01"]["parts"][0]["status"] == "not yet"
+    # checked wrong, then corrected without a check: the variable counts
+    judged, _ = run_like_the_grader([ns_cell + f"scores = np.array({wrong.tolist()})\ncheck('B01', 'scores')\n"
+                                     f"scores = np.array({right.tolist()})"], {"B01": None})
+    assert judged["B01"]["parts"][0]["status"] == "correct"
     # the check after the variable: what check was given is the answer
     judged, _ = run_like_the_grader([ns_cell + f"scores = np.array({wrong.tolist()})\n"
                                      f"if check('B01', scores=np.array({right.tolist()})): pass"], {"B01": None})

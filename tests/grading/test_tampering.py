@@ -47,6 +47,8 @@ HONEST = {
                                         "f = operator.attrgetter('shape')",
     "attn.grading's API by its path": "import attn\nimport attn.grading as g\nattn.grading.check('B01')\n"
                                       "g.check('B01')\ng.hint('B01')",
+    "help with ?": "import numpy as np\nnp.exp?",
+    "a star import of the learner's API": "from attn.grading import *\ncheck('B01')",
     "attributes of one's own named like the grader's": "class Case:\n    def __init__(self, expected, parts):\n"
                                                         "        self.expected = expected\n        self.parts = parts\n"
                                                         "c = Case(1, [2])\nprint(c.expected, c.parts)",
@@ -101,7 +103,21 @@ HOSTILE = {  # code -> a means that must be among those named
     "import contextlib": "import contextlib",
     "from unittest import mock": "import unittest",
     "x = np.__dict__": ".__dict__",
+    "import json\njson._default_decoder.__init__(object_hook=f)": "the private json._default_decoder",
+    "from copy import _deepcopy_dispatch": "import copy._deepcopy_dispatch",
+    "c = getattr(it, 'context')": "getattr .context",
+    "match it:\n    case object(expected=e):\n        pass": "a pattern reading .expected",
+    "_attn_checked = {'by_item': {}}": "_attn_checked",
+    "__import__ = print": "__import__",
+    "import json\ndec = json.JSONDecoder\ndec.decode = f": "assigning dec.decode",
+    "import operator\noperator.attrgetter('expected')(it)": "attrgetter .expected",
 }
+
+
+def test_a_library_imported_in_one_cell_is_watched_in_the_next():
+    assert "assigning json.dumps" in means(["import json", "json.dumps = str"])
+    assert "the private json._default_decoder" in means(["import json", "json._default_decoder.__init__(object_hook=f)"])
+    assert "assigning dec.decode" in means(["import json", "dec = json.JSONDecoder", "dec.decode = f"])
 
 
 @pytest.mark.parametrize("what", sorted(HONEST))
@@ -140,3 +156,18 @@ def test_a_second_line_with_the_nonce_is_a_forged_hand_over():
     assert collect.parse(forged + "\n" + real + "\n", nonce) == {collect.TAMPERED: 2}
     assert collect.parse(real + "\n" + forged, nonce) == {collect.TAMPERED: 2}
     assert collect.parse("no line at all", nonce) is None
+
+
+def test_a_variant_leads_to_no_item():
+    """A Variant keeps its item's id, never the item (whose methods compute the expected answers): nothing reached
+    from it, a deepcopy's memo included, is an Item."""
+    import copy
+
+    from attn.grading import variant
+    from attn.grading.items import Item
+
+    v = variant("V01", 3)
+    memo: dict = {}
+    copy.deepcopy(v, memo)
+    assert (v.item_id, v.seed) == ("V01", 3)
+    assert not any(isinstance(x, Item) for x in [*memo.values(), *vars(v).values()])

@@ -296,8 +296,10 @@ def test_learner_notebook_installs_attn_only_where_missing(tmp_path):
     nbformat.validate(nb)
     first = nb.cells[0]
     assert first.cell_type == "code"
-    assert '"git+https://github.com/someone/attn.git"' in first.source
-    assert 'find_spec("attn") is None' in first.source
+    assert "%pip install --quiet git+https://github.com/someone/attn.git" in first.source
+    assert "except ImportError:" in first.source
+    from attn.grading.runner.tampering import means
+    assert means([first.source]) == []  # the teachers' grader takes it for honest work, not a way into it
     assert len({c.id for c in nb.cells}) == len(nb.cells), "cell ids must be unique"
     install_only = nbformat.v4.new_notebook(cells=[first], metadata=nb.metadata)
     NotebookClient(install_only, timeout=60, kernel_name="python3").execute()  # attn is here: no pip, no error

@@ -143,24 +143,21 @@ from .items import Item, Mistake, Part, Variant, check, get_item, hint, items, r
 from .learner_api import progress
 from .progress_file import record_progress
 
+# What ``from attn.grading import *`` gives a learner: the learner's API and the kinds of result it returns. The
+# item model and the registry (Item, Part, Mistake, get_item, items, register) are imported by name where they
+# are needed (the pages' own cells, the tests); a star import never hands a learner the expected answers.
 __all__ = [
     "CORRECT",
     "NOT_TRIED",
     "NOT_YET",
     "Feedback",
-    "Item",
-    "Mistake",
     "Note",
-    "Part",
     "Report",
     "Table",
     "Variant",
     "check",
-    "get_item",
     "hint",
-    "items",
     "progress",
     "record_progress",
-    "register",
     "variant",
 ]

@@ -183,7 +183,9 @@ class Variant:
     """One drawn variant: ``v = variant("V01", 7)``; ``v.Q`` etc. are its data; ``v.check("weights")``; ``v.hint()``."""
 
     def __init__(self, item: Item, seed: int):
-        self.item, self.seed = item, seed
+        # the item's id and title only: a Variant holds no Item (whose methods compute the expected answers), so
+        # nothing reached from the learner's variable (a deepcopy's memo, its attributes) leads to them
+        self.item_id, self.title, self.seed = item.id, item.title, seed
         ns = item.context(seed)
         self._data = {k: v for k, v in vars(ns).items() if k not in item.part_names}
         for k, v in self._data.items():
@@ -194,11 +196,11 @@ class Variant:
         if seed is not None and not (_valid_seed(seed) and int(seed) == self.seed):
             return Note(f"This variant is seed {self.seed}",
                         f"v.check(...) checks the numbers drawn from seed {self.seed}. For seed {seed!r}, draw them "
-                        f"first: v = variant({self.item.id!r}, {seed!r}), then v.check(...).")
-        return _guarded(self.item.id, names, answers, self.seed, sys._getframe(1).f_globals)
+                        f"first: v = variant({self.item_id!r}, {seed!r}), then v.check(...).")
+        return _guarded(self.item_id, names, answers, self.seed, sys._getframe(1).f_globals)
 
     def hint(self, n: int | None = None) -> Note:
-        return hint(self.item.id, n)
+        return hint(self.item_id, n)
 
     def _givens(self) -> list[tuple[str, str]]:
         out = []
@@ -212,7 +214,7 @@ class Variant:
         return out
 
     def __str__(self) -> str:
-        lines = [f"{self.item.id} (seed {self.seed}): {self.item.title}"]
+        lines = [f"{self.item_id} (seed {self.seed}): {self.title}"]
         for k, s in self._givens():
             body = s.replace("\n", "\n" + " " * (len(k) + 3))
             lines.append(f"{k} = {body}")

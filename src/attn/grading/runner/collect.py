@@ -93,13 +93,28 @@ def request(item_parts: dict, functions: dict, nonce: str | None = None, items: 
             "limits": LIMITS}
 
 
+def literal(v) -> str:
+    """Python source that builds ``v`` (dicts, lists, str, int, float, bool, None) when the kernel compiles it:
+    the request reaches the kernel with no library call there that the notebook could have hooked (a decoder's
+    hook once read the request, secret and all). Infinities are 1e999; a NaN is ``_attn_b.float('nan')``."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(literal(x) for x in v) + "]"
+    if isinstance(v, float) and not np.isfinite(v):
+        return "_attn_b.float('nan')" if np.isnan(v) else ("1e999" if v > 0 else "-1e999")
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return repr(v)
+    raise TypeError(f"a request holds only plain data; got {type(v).__name__}")
+
+
 def cell_source(req: dict) -> str:
     """The grader's last cell: the kernel-side code in a fresh namespace, then one call. The builtins it uses are
     taken from the ``builtins`` module: a learner's ``from re import *`` (``re.compile``) or a variable named
     ``exec`` or ``globals`` must not stop the hand-over."""
     return (f"_attn_b = __import__('builtins')\n"
             f"_attn_b.exec(_attn_b.compile({_KERNEL_SIDE!r}, '<attn-collect>', 'exec'), _attn_ns := {{}})\n"
-            f"_attn_ns['_attn_collect'](_attn_b.globals(), _attn_b.__import__('json').loads({json.dumps(req)!r}))\n")
+            f"_attn_ns['_attn_collect'](_attn_b.globals(), {literal(req)})\n")
 
 
 def prelude_source() -> str:
@@ -166,12 +181,16 @@ def judge_items(spec: dict, data: dict | None) -> dict:
         except KeyError:
             out[item_id] = {"title": "", "error": f"there is no item {item_id!r}"}
             continue
-        own = by_item.get(item.id)  # the answers this item's own check recorded, where they stand for the variables
-        values = {**all_values, **own} if isinstance(own, dict) else all_values
+        # the notebook's variables as they end, and the answers this item's own last check saw: a part is right if
+        # either is (B01 checked, then its variables reused for B04; an answer fixed after its check)
+        own = by_item.get(item.id) if isinstance(by_item.get(item.id), dict) else {}
+        values = {**own, **all_values}
+        checked = {**all_values, **own}
         if item.seeded and seed is None:
             out[item.id] = {"title": item.title, "error": "a variant needs its seed: no variant(..., seed) was made"}
             continue
         given = {n: decode(values[n]) for n in item.part_names if n in values}
+        given_checked = {n: decode(checked[n]) for n in item.part_names if n in checked}
         parts = []
         for name in item.part_names:
             if name not in values:
@@ -194,6 +213,10 @@ def judge_items(spec: dict, data: dict | None) -> dict:
                 else:
                     others = {k: v for k, v in given.items() if k != name}
                     fb = item.judge(name, value, seed, given=others)
+                    if not fb.correct and name in own and own[name] != all_values.get(name):
+                        alt = item.judge(name, given_checked[name], seed,
+                                         given={k: v for k, v in given_checked.items() if k != name})
+                        fb = alt if alt.correct else fb
                 parts.append({"part": name, "status": fb.status, "mistake": fb.mistake, "message": fb.message})
             except Exception as exc:  # noqa: BLE001 - a checker bug must not lose the other parts
                 parts.append({"part": name, "status": "error", "mistake": "checker",

@@ -13,9 +13,9 @@ Kept free of attn imports: the notebook may have patched attn. ``is_stub`` is th
 notebook's variables) and the variant's seed, and returns a neutral, truthy note instead of a verdict: nothing
 judges in the learner's kernel, so no ``check`` can be used there as an oracle, and ``fb = check(...)`` still binds
 ``fb``.
-The last cell hands over, item by item, the answer each part had when that item was last checked, if the
-variable has since moved on to another item's check (B01 then B04, both with ``scores``) or is still the object
-checked (changed in place since); otherwise the variable as it stands (an answer corrected after its check).
+The last cell hands over the variables as they end and, item by item, the answer each part had when that item was
+last checked; the grader counts a part right if either is (B01 checked, then its variables reused for B04; an
+answer corrected, or changed in place, after its check).
 """
 
 RECORD = "_attn_checked"  # the learner's namespace holds the record, like their variables
@@ -33,19 +33,36 @@ def _attn_listen(ns):
     except Exception:  # noqa: BLE001 - no attn in this kernel: nothing to listen to
         return
     missing = object()
-    # by_item[item][name] = (when, the value judged, the variable's object then); last[name] = (when, item)
-    record = {"by_item": {}, "last": {}, "when": 0, "seeds": [], "missing": missing}
+    # by_item[item][name] = (when, the value judged, the variable's object then)
+    record = {"by_item": {}, "when": 0, "seeds": [], "missing": missing}
 
     class Recorded(Note):
         """Truthy: ``assert check(...)`` and ``check(...) and check(...)`` go on as on a right answer; a loop that
-        searches with check stops at its first try."""
+        searches with check stops at its first try. It has a verdict's attributes (``status``, ``correct``,
+        ``message``; iterable like a report of one), so code that reads them runs on."""
+
+        status, correct, mistake, part = "recorded", True, None, ""
 
         def __bool__(self):
             return True
 
-    reply = Recorded(*RECORDED)
+        def __iter__(self):
+            return iter([self])
+
+        def __len__(self):
+            return 1
+
+        @property
+        def message(self):
+            return self.text
+
+        @property
+        def feedbacks(self):
+            return [self]
 
     def listen(item_id, seed, given, namespace):
+        reply = Recorded(*RECORDED)
+        reply.item = item_id
         record["when"] += 1
         if item_id not in record["by_item"] and len(record["by_item"]) >= 64:
             return reply
@@ -56,7 +73,6 @@ def _attn_listen(ns):
             except Exception:  # noqa: BLE001 - an object that cannot be copied is handed over as it is
                 pass
             entry[name] = (record["when"], value, ns.get(name, missing))
-            record["last"][name] = (record["when"], item_id)
         if seed is not None:
             if [item_id, seed] in record["seeds"]:
                 record["seeds"].remove([item_id, seed])
@@ -70,26 +86,20 @@ def _attn_listen(ns):
 
 def _answers_given(ns, items):
     """``(values, by_item, seeds)``: the learner's variables; for each item of ``items`` ({item: [part names]}) the
-    answers its own last check recorded, where they stand for the variables (see the module's docstring); and the
-    variants' seeds the checks used, most recently checked last."""
+    answers its own last check recorded (the grader counts a part right if either is); and the variants' seeds the
+    checks used, most recently checked last."""
     record = ns.get(RECORD)
-    if not (isinstance(record, dict) and isinstance(record.get("by_item"), dict)
-            and isinstance(record.get("last"), dict)):
+    if not (isinstance(record, dict) and isinstance(record.get("by_item"), dict)):
         return ns, {}, []
-    missing, by_item = record.get("missing"), {}
+    by_item = {}
     for item_id, names in items.items():
         entry = record["by_item"].get(item_id)
         if not isinstance(entry, dict):
             continue
         for name in names:
             got = entry.get(name)
-            if not (isinstance(got, tuple) and len(got) == 3):
-                continue
-            when, value, then = got
-            last = record["last"].get(name)
-            moved_on = isinstance(last, tuple) and len(last) == 2 and last[1] != item_id and last[0] > when
-            if moved_on or ns.get(name, missing) is then:
-                by_item.setdefault(item_id, {})[name] = value
+            if isinstance(got, tuple) and len(got) == 3:
+                by_item.setdefault(item_id, {})[name] = got[1]
     seeds = record.get("seeds")
     return ns, by_item, [s for s in seeds if isinstance(s, list)] if isinstance(seeds, list) else []
 
@@ -280,7 +290,7 @@ def _attn_collect(ns, request):
             result["functions"][name] = run_function(fn, [dec(c) for c in job["cases"]], job["seconds"])
     for value in list(ns.values()):
         if type(value).__name__ == "Variant":
-            item, seed = getattr(getattr(value, "item", None), "id", None), getattr(value, "seed", None)
+            item, seed = getattr(value, "item_id", None), getattr(value, "seed", None)
             if isinstance(item, str) and isinstance(seed, int):
                 result["variants"].append([item[:8], seed])
     for item, seed in (s for s in checked_seeds[:MAX_SEEDS] if len(s) == 2):

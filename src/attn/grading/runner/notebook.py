@@ -20,7 +20,8 @@ GRADER_CALLS = {"check", "hint", "progress", "record_progress"}
 _ITEM = r"[\"'](?:" + re.escape(CHAPTER + ".") + r")?([A-Za-z]\d\d)[\"']"  # "B01" or "II.3.B01"
 _CALL_RE = re.compile(r"\b(?:check|hint)\(\s*" + _ITEM)
 _VARIANT_RE = re.compile(r"\bvariant\(\s*" + _ITEM + r"(?:\s*,\s*(?:seed\s*=\s*)?(\w+))?")
-_CHECK_SEED_RE = re.compile(r"\bcheck\(\s*" + _ITEM + r"[^)]*?\bseed\s*=\s*(\d+)")
+# (bounded: an unbounded lazy run over a cell of a thousand unclosed "check(" took minutes)
+_CHECK_SEED_RE = re.compile(r"\bcheck\(\s*" + _ITEM + r"[^)]{0,400}?\bseed\s*=\s*(\d+)")
 # (plt.style.context(...) is matplotlib's, not Item.context)
 _READS_EXPECTED_RE = re.compile(r"\.\s*(?:expected|(?<!style\.)context|judge|judge_outcomes)\s*\(|\b_cache\b|\bREGISTRY\b")
 
@@ -318,11 +319,11 @@ def _attn_names(trees) -> tuple[set, set]:
                         objects.add(a.asname or a.name)
     # names bound to those (sm = attn.softmax; f = sm; g = partial(sm, tau=2); h = lambda x: sm(x)), to a fixed
     # point: a function that calls sm calls attn's own. A value attn computed (w = attn.softmax(x)) is not one.
-    def alias(value) -> bool:
+    def alias(value) -> bool:  # the value is attn's function itself, not something computed with it
         if isinstance(value, ast.Call):
             f = value.func
             return (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "") == "partial"
-        return True
+        return isinstance(value, (ast.Name, ast.Attribute, ast.Lambda))
 
     assigns = [node for tree in trees for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
                and node.value is not None and alias(node.value)]
@@ -363,6 +364,22 @@ def flags(nb, function_parts: set) -> list[str]:
                 if bound and any(isinstance(n, ast.Name) and (n.id in modules or n.id in objects)
                                  for n in ast.walk(node.value)):
                     out += [f"uses_attn_in:{name}" for name in bound]
+    for tree in trees:  # attn's own function handed to a check, wherever the call is: check("E01", attn.softmax)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "check"
+                                               or getattr(node.func, "attr", None) == "check"):
+                first = node.args[0] if node.args else None
+                named = _part_names(first.value) if isinstance(first, ast.Constant) and isinstance(first.value, str) \
+                    else set()
+                given = [(k.arg, k.value) for k in node.keywords if k.arg in function_parts] + [
+                    (p, a) for a in node.args[1:] if not isinstance(a, ast.Constant)
+                    for p in named & function_parts]  # check("E01", attn.softmax): the item's function part
+                for name, value in given:
+                    if isinstance(value, (ast.Name, ast.Attribute, ast.Lambda, ast.Call)) and any(
+                            isinstance(n, ast.Name) and (n.id in modules or n.id in objects) for n in ast.walk(value)) \
+                            and not (isinstance(value, ast.Call) and getattr(value.func, "id", getattr(
+                                value.func, "attr", "")) != "partial"):
+                        out.append(f"uses_attn_in:{name}")
     for tree in trees:
         for node in tree.body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name not in function_parts:

@@ -68,6 +68,10 @@ ATTRIBUTES = frozenset({
     "excepthook", "showwarning", "showtraceback", "display_pub", "shell", "kernel",
     "answer_listeners", "get_item", "REGISTRY",
 })
+# Attributes of the grader's items, judged where a name is given as text (getattr, attrgetter, a match pattern): as
+# plain attributes they are common words (self.expected = ...), and every route to an item is flagged anyway.
+ITEM_ATTRIBUTES = frozenset({"expected", "context", "judge", "judge_outcomes", "honest", "routes", "cases", "parts",
+                             "part", "mistakes", "tolerance", "rounding_error", "item", "grading"})
 CALLED_ONLY = frozenset({"item"})  # harmless when called: x.item(); as a value (v.item.expected) it is the grader's
 # Dunders that hand over an object on the way to frames, globals, built-ins or code: any other (__name__,
 # __version__, __class__, __len__, __array__, ...) reads or does no more than the code could without it.
@@ -83,7 +87,7 @@ KEYWORDS = frozenset({"allow_pickle"})  # np.load(..., allow_pickle=True) runs a
 # Magics an honest notebook uses (the code of %time, %timeit, %%capture is read like any other code), and the
 # extensions %load_ext may load. %config may set only the inline backend's options.
 MAGICS = frozenset({"matplotlib", "time", "timeit", "precision", "who", "whos", "reset", "env", "pip", "autoreload",
-                    "config", "load_ext", "capture", "pprint", "xmode", "pdef", "pdoc"})
+                    "config", "load_ext", "capture", "pprint", "xmode", "pdef", "pdoc", "pinfo", "pinfo2", "psearch"})
 CELL_MAGICS = frozenset({"time", "timeit", "capture"})
 EXTENSIONS = frozenset({"autoreload"})
 # A format string's field that reads an attribute or an item: "{0.__globals__}", "{f.f_back}".
@@ -125,16 +129,22 @@ def _import_means(node) -> list[str]:
             out.append(f"import {'.' * node.level}{module}")
         elif module.startswith("attn.grading"):
             out += [f"import {module}.{a.name}" for a in node.names
-                    if module != "attn.grading" or a.name not in LEARNER_API]
+                    if module != "attn.grading" or a.name not in LEARNER_API | {"*"}]
         elif module == "attn":
             out += [f"import attn.{a.name}" for a in node.names if a.name in ("grading", "*")]
-        else:  # from numpy import load, from typing import get_type_hints, from random import _os
-            out += [f"import {module}.{a.name}" for a in node.names if _attribute_means(a.name, called=False)]
+        else:  # from numpy import load, from typing import get_type_hints, from random import _os, from json import _x
+            out += [f"import {module}.{a.name}" for a in node.names
+                    if _attribute_means(a.name, called=False) or _private(a.name)]
     return out
 
 
 def _is_dunder(name: str) -> bool:
     return name in DUNDERS
+
+
+def _private(name: str) -> bool:
+    """A module's private name (json._default_decoder, copy._deepcopy_dispatch): its machinery, not its API."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def _attribute_means(attr: str, called: bool) -> bool:
@@ -221,7 +231,41 @@ def _string_args(node: ast.Call) -> list:
             and isinstance(a.value, str)]
 
 
-def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> list[str]:
+def _library_aliases(tree: ast.AST, modules: set) -> set:
+    """Names bound to a library's objects (``dec = json.JSONDecoder``, ``d = dec``), to a fixed point."""
+    aliases, grew = set(), True
+    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Attribute, ast.Name))]
+    while grew:
+        grew = False
+        for node in assigns:
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and (root.id in modules or root.id in aliases):
+                new = {t.id for t in node.targets if isinstance(t, ast.Name)} - aliases - modules
+                if new:
+                    aliases |= new
+                    grew = True
+    return aliases
+
+
+def imported_names(trees: list) -> set:
+    """Every name an import binds in the notebook (a cell uses what an earlier one imported), and the names bound
+    to a library's objects from them."""
+    modules = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                modules |= {a.asname or a.name for a in node.names}
+    for tree in trees:
+        modules |= _library_aliases(tree, modules)
+    return modules
+
+
+def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset(),
+              imported: frozenset = frozenset()) -> list[str]:
     out = []
     magic_calls = set()  # get_ipython() calls that are IPython's own rewriting of an allowed magic
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
@@ -239,22 +283,26 @@ def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> li
     for annotation in _annotations(tree):  # typing.get_type_hints and singledispatch evaluate string annotations
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             out += _nested(annotation.value, depth)
-    modules = {(a.asname or a.name).split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-               for a in node.names} | {a.asname or a.name for node in ast.walk(tree)
-                                       if isinstance(node, ast.ImportFrom) for a in node.names}
+    modules = set(imported) | imported_names([tree])  # dec = json.JSONDecoder: dec.decode = f patches the library
     for node in ast.walk(tree):
         out += _import_means(node)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):  # (a variable named exec is harmless)
+        if isinstance(node, ast.Name) and (_is_dunder(node.id) or node.id.startswith("_attn")):
+            out.append(node.id)  # read or bound: __import__ = f, _attn_checked = {...} change what the grader runs
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):  # (a variable named exec is harmless)
             name = node.id
-            if (name in NAMES and name not in own) or _is_dunder(name) or name.startswith("_attn") or \
-                    (name.startswith("_i") and name[2:].isdigit()):
+            if (name in NAMES and name not in own) or (name.startswith("_i") and name[2:].isdigit()):
                 if not (name == "get_ipython" and id(node) in magic_calls):
                     out.append(name)
             elif (name in BY_NAME or name in NAME_STRINGS) and id(node) not in called:
                 out.append(f"{name} passed as a value")
         elif isinstance(node, ast.Attribute):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
             if _attribute_means(node.attr, id(node) in called):
                 out.append(f".{node.attr}")
+            elif _private(node.attr) and isinstance(root, ast.Name) and root.id in modules:
+                out.append(f"the private {ast.unparse(node)[:60]}")
             elif node.attr == "grading" and id(node) not in api:
                 out.append("attn.grading as a value" if isinstance(node.ctx, ast.Load) else ".grading")
             elif isinstance(node.value, ast.Name) and node.value.id in grading_aliases and node.attr not in LEARNER_API:
@@ -271,7 +319,7 @@ def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> li
                     out.append(f"assigning {ast.unparse(node)}")
         elif isinstance(node, ast.MatchClass):  # case object(__globals__=g): an attribute read by a pattern
             out += [f"a pattern reading .{a}" for a in node.kwd_attrs
-                    if _attribute_means(a, called=False) or a in ("grading", "item")]
+                    if _attribute_means(a, called=False) or a in ITEM_ATTRIBUTES or _private(a)]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BY_NAME:
             name, args = node.func.id, node.args
             attr = args[1] if len(args) > 1 else None
@@ -279,14 +327,14 @@ def _means_in(tree: ast.AST, depth: int = 0, own: frozenset = frozenset()) -> li
                 out.append(name)
             elif not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
                 out.append(f"{name} with a computed name")
-            elif _attribute_means(attr.value, called=False) or attr.value in ("grading", "item"):
+            elif _attribute_means(attr.value, called=False) or attr.value in ITEM_ATTRIBUTES or _private(attr.value):
                 out.append(f"{name} .{attr.value}")
         elif isinstance(node, ast.Call) and _call_name(node) in NAME_STRINGS:
             strings = _string_args(node)
             if len(strings) < len(node.args) + len(node.keywords):
                 out.append(f"{_call_name(node)} with a computed name")
             out += [f"{_call_name(node)} .{part}" for a in strings for part in a.value.split(".")
-                    if _attribute_means(part, called=False) or part in ("grading", "item")]
+                    if _attribute_means(part, called=False) or part in ITEM_ATTRIBUTES or _private(part)]
         elif isinstance(node, ast.Call) and _call_name(node) in CODE_STRINGS:
             for a in _string_args(node):  # timeit.timeit("code"): code the library compiles and runs
                 out += _nested(a.value, depth)
@@ -313,9 +361,9 @@ def means(cells: list[str]) -> list[str]:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
     try:
-        own = frozenset(own_names(trees))
+        own, imported = frozenset(own_names(trees)), frozenset(imported_names(trees))
         for tree in trees:
-            found.update(_means_in(tree, own=own))
+            found.update(_means_in(tree, own=own, imported=imported))
     except RecursionError:  # code nested too deep to walk is not honest work either
         found.add("code nested too deeply to read")
     return sorted(found)
