@@ -22,17 +22,25 @@ SNIPPET = re.compile(r"`([^`]+)`")
 CALL = re.compile(r"^(attn|np)((?:\.\w+)+)(?:\(([^()]*)\))?((?:\.\w+)*)$")
 
 
+# The table has three columns, symbol | shape | meaning; each meaning ends with the symbol's name in the code after
+# CODE_MARK. (It had a fourth column for the code, which made the table wider than the text column at 1280 px
+# and cut that column off behind a horizontal scroll bar: reader s1, finding 11.)
+HEADER = "| symbol | shape | meaning, and its name in the code |"
+CODE_MARK = "**Code:**"
+
+
 def table_rows():
-    """(symbol cell, code cell) for each row of the page's symbol table."""
+    """(symbol cell, code part of the meaning cell) for each row of the page's symbol table."""
     lines = PAGE.read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| symbol | shape | meaning | in the code |"))
+    start = next(i for i, line in enumerate(lines) if line.startswith(HEADER))
     rows = []
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        assert len(cells) == 4, f"a notation row must have 4 cells: {line}"
-        rows.append((cells[0], cells[3]))
+        assert len(cells) == 3, f"a notation row has 3 cells, symbol | shape | meaning (with {CODE_MARK}): {line}"
+        assert cells[2].count(CODE_MARK) == 1, f"a notation row gives its code once, after {CODE_MARK}: {line}"
+        rows.append((cells[0], cells[2].split(CODE_MARK)[1]))
     return rows
 
 
@@ -122,8 +130,14 @@ RESERVED = [
      re.compile(r"\\operatorname\{(?:Var|Cov)\}\(\s*c?\s*[XY](?![\w_^{])|\\mathbb\{E\}\s*\[?\(?\s*[XY](?![\w_^{])|\\bar\s*X|(?<![\\\w])Y\s*=\s*\\operatorname\{Attention\}")),
     ("q_i and k_i are rows i of Q and K: the entries of one query or key are q_a and k_a",
      re.compile(r"(?<![\\\w])q_i\s*k_i|(?<![\\\w])[qk]_i\^2|\\mathbb\{E\}\[[qk]_i")),
-    ("s is a score: a step size along a direction E is epsilon, not s",
-     re.compile(r"(?<![\\\w])s\s*(?:\\,)?\s*(?:E|W[A-Z]?)(?![\w])|\+\s*s\s*(?:\\,)?\s*[A-Z]")),
+    ("s is a score: a step size along a direction D is epsilon, not s",
+     re.compile(r"(?<![\\\w])s\s*(?:\\,)?\s*(?:D|E|W[A-Z]?)(?![\w])|\+\s*s\s*(?:\\,)?\s*[A-Z]")),
+    ("E is the positional encoding: a direction in which a matrix is moved is D (reader s1, finding 7)",
+     re.compile(r"W_\{?[QKV]\}?\s*\+\s*(?:\\varepsilon\s*(?:\\,)?\s*)?E(?![\w_^{])|\\varepsilon\s*(?:\\,)?\s*E(?![\w_^{])"
+                r"|WXE(?![\w_])")),
+    ("nabla is the gradient of a scalar function: the derivative of the weights or an output is a Jacobian, J or a "
+     "partial derivative (reader s1, finding 10)",
+     re.compile(r"\\nabla(?:_\{?\w+\}?)?\s*(?:\\operatorname\{softmax\}|[wWoO](?![\w_]))")),
     ("the score s_ij has no temperature in it: the logits are x = s / tau",
      re.compile(r"(?<![\\\w])s_\{?\w*\}?\s*=\s*[^$=]*\\tau")),
     ("a token width is d_model or d'_model, not a bare d' ",
@@ -187,7 +201,9 @@ def test_pages_use_symbols_as_the_notation_page_reserves_them(page):
     r"$W_Q R$ and $W_K R^{-\top}$", r"$j\in R$", r"$R\subseteq\{1,\dots,n\}$", r"$R = \emptyset$",
     r"Row $t$ of $XW$",                                               # a bare W as a projection
     r"$q_i = x_iW$ and $k_j = x_jW$", r"$\mathbb{E}_W[q_i\cdot k_j]$",      # a bare W projecting tokens
-    r"$W_V + sE$", r"$O + s\,WXE$",                                # a step size named s
+    r"$W_V + sD$", r"$O + s\,WXD$",                                # a step size named s
+    r"$O(W_V + E) = O(W_V) + WXE$", r"$W_Q + \varepsilon E$",      # a direction named E, the encoding's letter
+    r"$\nabla_x \operatorname{softmax}(x)$", r"$\nabla_q o$",        # a Jacobian written as a gradient
     r"$s_j = q_i\cdot k_j/(\sqrt{d_k}\,\tau)$",                   # a score with the temperature folded in
     r"$O = \operatorname{softmax}(QK^\top/\sqrt{d_k} \text{ masked})\,V$",  # a word for the mask B
 ])
@@ -211,7 +227,9 @@ def test_the_rules_catch_each_misuse(bad):
     r"$\mathbb{E}_{W_Q}[q_i\cdot k_j]$", r"$x_tW_Q\cdot x_tW_K$", r"$Q_a = X W_{Q,a}$", r"$Q_a = X W^Q_a$",
     r"$\gamma\, q\cdot u$",
     r"$\operatorname{softmax}(s_{i\cdot} + B_{i\cdot})$",
-    r"$W_V + \varepsilon E$", r"$O + \varepsilon\,WXE$", r"$x_j = s_{ij}/\tau$", r"$s_{tt} \ge 0$",
+    r"$W_V + \varepsilon D$", r"$O + \varepsilon\,WXD$", r"$x_j = s_{ij}/\tau$", r"$s_{tt} \ge 0$",
+    r"$\operatorname{SelfAttention}(PX + E)$", r"$X + E$", r"$\nabla\operatorname{lse}(x) = w$",
+    r"$\nabla_q \ell = c\sum_j w_j$", r"$g = \nabla_o\ell$", r"$\partial o/\partial q$",
     r"$\operatorname{softmax}(QK^\top/\sqrt{d_k} + B)\,V$", r"$\operatorname{softmax}(\cos\theta_j/\tau_{\text{eff}})$",
 ])
 def test_the_rules_pass_the_notation(good):
@@ -441,3 +459,36 @@ def test_the_per_head_rules_catch_each_misuse():
     assert per_head_misuses(r"Stacking gives $W_Q = [W^Q_1, \dots, W^Q_h]$.", quotes=True)
     assert per_head_misuses(r"| $W_Q$, $W_K$, $W_V$ of head $a$, and $W_O$ |", quotes=True)
     assert not per_head_misuses(r"(Vaswani; $W^Q_i$), here $W_{Q,a}$ and $W_O$.", quotes=True)
+
+
+# -- one symbol per thing on the notation page itself (reader s1, findings 8-10) ------------------------------
+def test_the_softmax_jacobian_has_one_symbol():
+    """J is the softmax's Jacobian; nabla is kept for gradients of scalar functions, so its row names no Jacobian."""
+    rows = [sym for sym, code in ROWS if "softmax_jacobian(" in code]
+    assert rows == ["$J$"], f"rows naming attn.derivatives.softmax_jacobian: {rows}"
+    nabla = next(line for line in PAGE.read_text(encoding="utf-8").splitlines() if line.startswith("| $\\nabla$ |"))
+    assert "scalar function" in nabla and "Jacobian" in nabla and "not $\\nabla$" in nabla
+
+
+def test_the_head_number_is_told_apart_from_the_papers_alignment_subscript():
+    """W_a (Luong's score matrix, a for "alignment") and W_{Q,a} (head a) share a letter; the page says which is which
+    where it defines each."""
+    text = PAGE.read_text(encoding="utf-8")
+    head_row = next(line for line in text.splitlines() if line.startswith("| $W_{Q,a}$"))
+    assert "Luong" in head_row and "$W_a$" in head_row
+    papers = text[text.index("**Symbols of the papers.**"):text.index("**Counting operations.**")]
+    assert "not an index" in papers and "$W_{Q,a}$" in papers
+    # any other page that writes both says the same
+    for page in PAGES:
+        spans = prose_math(page.read_text(encoding="utf-8"))
+        if any(re.search(r"W_a(?![\w}])", s) for s in spans) and any("W_{Q,a}" in s for s in spans):
+            prose = " ".join(page.read_text(encoding="utf-8").split())
+            assert "not the *alignment*" in prose or "not an index" in prose, page.name
+
+
+def test_c_is_a_factor_of_scores_as_the_propositions_use_it():
+    """Propositions 1 and 2 scale the query, or stretch W_Q, by c >= 0 (c = 0 included): the row says so."""
+    row = next(line for line in PAGE.read_text(encoding="utf-8").splitlines() if line.startswith("| $c$ |"))
+    assert "\\ge 0" in row and "prop-weighted-average" in row and "prop-three-projections" in row
+    prop1 = (ROOT / "chapters" / "prop1-weighted-average.md").read_text(encoding="utf-8")
+    assert "$c \\ge 0$" in prop1 and "$c = 0$" in prop1
