@@ -422,7 +422,7 @@ def test_the_exponential_fall_is_said_of_a_fixed_row():
     intro = _paragraph_with(text, "makes \"saturates\" quantitative")
     assert "fixed row" in intro and "unique maximum" in intro, intro
     attention = _paragraph_with(text, "without the divisor, about 1 with it")
-    assert "fixed row" in attention and r"d_k^{-1/2}" in attention and "{ref}`theory-scaling-gradients`" in attention
+    assert "fixed row" in attention and r"d_k^{-1/2}" in attention and "<theory-scaling-gradients>`" in attention
 
 
 def test_blocked_attention_is_said_to_be_the_forward_pass_only():
