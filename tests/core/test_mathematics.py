@@ -47,6 +47,21 @@ def test_same_softmax_means_constant_shift(x):
     assert np.ptp(y - x) < 1e-9
 
 
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(arrays(np.float64, n, elements=finite),
+                                                       arrays(np.float64, n, elements=finite))),
+       st.floats(0.1, 10))
+def test_the_weights_give_the_row_back_up_to_a_constant(x_r, tau):
+    """The converse's mechanism (mathematics-softmax): tau log w = x - tau lse(x / tau) 1, so for y = x + r the change
+    d = tau (log softmax(y / tau) - log w) is r minus a constant: the weights agree (d = 0) exactly when r is constant."""
+    x, r = x_r
+    log_w = attn.log_softmax(x, tau=tau)
+    assert np.ptp(tau * log_w - x) <= 1e-12 * (1 + np.abs(x).max())
+    d = tau * (attn.log_softmax(x + r, tau=tau) - log_w)
+    assert np.ptp(d - r) <= 1e-12 * (1 + np.abs(x).max() + np.abs(r).max())
+    if np.ptp(r) > 1e-6:                      # r not constant: the weights move
+        assert np.abs(d).max() >= np.ptp(r) / 2 - 1e-9
+
+
 def test_moving_all_keys_together_leaves_weights_unchanged():
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
@@ -309,6 +324,29 @@ def test_boolean_mask_is_additive_minus_infinity(qkv, rnd):
         assert np.allclose(W[i, mask[i]], attn.softmax(S[i, mask[i]]), atol=1e-15)
     V2 = V.copy(); V2[~mask[0]] = 1e6
     assert np.array_equal(attn.attention(Q, K, V2, mask=mask).output[0], out[0])
+
+
+@given(problem(), st.randoms(use_true_random=False), st.floats(0, 60))
+def test_a_finite_penalty_leaves_a_forbidden_key_at_most_its_bound(qkv, rnd, L):
+    """mathematics-attention, masking: with -L instead of -inf a forbidden key j of row i gets a weight of at most
+    e^(s_ij - L - lse(readable scores of row i)), small only when L far exceeds s_ij - lse(readable)."""
+    Q, K, V = qkv
+    T_q, T_k = Q.shape[0], K.shape[0]
+    mask = np.array([[rnd.random() < 0.5 for _ in range(T_k)] for _ in range(T_q)], dtype=bool).reshape(T_q, T_k)
+    mask[np.arange(T_q), [rnd.randrange(T_k) for _ in range(T_q)]] = True
+    S = attn.scores(Q, K)
+    W_L = attn.softmax(np.where(mask, S, S - L))
+    for i in range(T_q):
+        bound = np.exp(S[i, ~mask[i]] - L - attn.logsumexp(S[i, mask[i]]))
+        assert np.all(W_L[i, ~mask[i]] <= bound * (1 + 1e-12) + 1e-300)
+
+
+@pytest.mark.parametrize("s_read, s_forbidden, L", [(0.0, 30.0, 20.0), (1.0, 5.0, 3.0), (0.0, 10.0, 10.0)])
+def test_a_finite_penalty_smaller_than_the_scores_spread_lets_the_forbidden_key_in(s_read, s_forbidden, L):
+    # two keys: the forbidden weight is exactly 1 / (1 + e^-(s_forbidden - L - s_read)), near 1 when that is large
+    w = attn.softmax(np.array([s_read, s_forbidden - L]))[1]
+    assert w == pytest.approx(1 / (1 + math.exp(-(s_forbidden - L - s_read))), rel=1e-12)
+    assert w >= 0.5
 
 
 def test_finite_penalty_on_a_fully_masked_row_reads_everything():

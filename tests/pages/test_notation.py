@@ -239,7 +239,8 @@ def test_the_rules_pass_the_notation(good):
 # One letter, one thing on a page: the notation page writes a token (row t of X) as x_t and, where a page studies
 # the softmax on its own, a row of logits as x. A page that needs both (Proposition 3: tokens in the tied
 # projections, logits in the calculus) writes the logits z, so that x_i never means a logit and a token at once.
-TOKEN_ROW = re.compile(r"(?<![\\\w{])x_\{?\w+\}?\s*W_")
+# a token row times a projection: x_t W_Q, or a bare x (or x') W_Q as a page once wrote its tokens
+TOKEN_ROW = re.compile(r"(?<![\\\w{])x(?:_\{?\w+\}?|'|\^\\prime)?\s*W_")
 X_LOGITS = re.compile(r"\\operatorname\{softmax\}\(x|\\partial\s*x(?![_\w])|e\^\{x_|(?<![\\\w{])x\s*\\in\s*\\mathbb\{R\}\^|\\Delta\(x\)")
 
 
@@ -261,6 +262,10 @@ def test_the_logit_rule_needs_both_meanings():
     assert logits_and_tokens_both_x(both)
     assert not logits_and_tokens_both_x(both.replace("(x)", "(z)").replace("e^{x_i}", "e^{z_i}"))
     assert not logits_and_tokens_both_x("The weights $w = \\operatorname{softmax}(x)$ of logits $x \\in \\mathbb{R}^n$.\n")
+    # tokens written as bare x and x' beside logits x (the first Mathematics page once did); rows X_{i.} pass
+    bare = "Tokens $x$ and $x'$, $q = xW_Q$, $k = x'W_K$. Logits $x \\in \\mathbb{R}^n$.\n"
+    assert logits_and_tokens_both_x(bare)
+    assert not logits_and_tokens_both_x(bare.replace("xW_Q", "X_{i\\cdot}W_Q").replace("x'W_K", "X_{j\\cdot}W_K"))
 
 
 # Proposition 3 counts keys: T_k of them, and a row of logits studied on its own has n entries (the notation

@@ -654,3 +654,82 @@ def test_the_boolean_rule():
     computed = '```{code-cell} ipython3\nprint(f"rows equal: {np.array_equal(S[a], S[b])}")\n```\n'
     legend = '```{code-cell} ipython3\nprint("intended (True = may read):", M)\n```\n'
     assert typed_booleans(typed) and not typed_booleans(computed) and not typed_booleans(legend)
+
+
+# ---------------------------------------------------------------- a bound the prose states stays true, on every page
+# "within", "at most", "no more than", "below", "at least" ... before a glued number claim a bound. A number rounded
+# to nearest can fall on the wrong side of the value it bounds ("to within 2e-16" of 2.2e-16 is false; "never above
+# -0.01" of -0.005 is false): such a number is attn.page.upper_bound() or agreement() (rounded up), or for a lower
+# bound the same rounding of the negated value, never a format spec in the role nor a formatted string of the raw
+# value. Integers (a d spec) are exact. Checked on every page; the pages listed in BOUND_KNOWN were found so when this
+# test came in, on pages its change does not own: the mark lets the test pass there until they are fixed (not
+# strict, so that a fix elsewhere does not break the build), and they should be removed from it as they are.
+BOUND_PHRASE = re.compile(r"\b(?:within|below|under|at most|(?<!add )(?<!adds )up to|less than|more than|at least|above"
+                          r"|(?:agrees?|match(?:es)?)\b[^{]{0,80}?\bto)"
+                          r"(?:\s+a\s+relative)?\s+\{glue:(?P<role>text|md)\}`(?P<name>[\w\-]+)(?::(?P<spec>[^`]*))?`")
+ROUNDING_UP = {"upper_bound", "agreement", "lower_bound"}
+
+
+def _glued_expressions(text: str) -> dict:
+    import ast
+
+    from book import code_cell_trees
+
+    found = {}
+    for tree in code_cell_trees(text):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "glue_values":
+                found.update({k.arg: k.value for k in node.keywords if k.arg})
+    return found
+
+
+def rounded_bounds(text: str) -> list[str]:
+    import ast
+
+    glued = _glued_expressions(text)
+    prose = CODE_FENCE.sub("", text)
+    found = []
+    for m in BOUND_PHRASE.finditer(prose):
+        spec, expr = m.group("spec"), glued.get(m.group("name"))
+        # an integer (d) is exact, and g (six significant digits) is how a setup constant is shown
+        if m.group("role") == "text" and spec and not spec.endswith(("d", "g")):
+            found.append(f"a bound rounded to nearest: {' '.join(m.group(0).split())}")
+            continue
+        if expr is None:
+            continue
+        calls = {getattr(n.func, "id", None) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+        formats = [n for n in ast.walk(expr) if isinstance(n, ast.JoinedStr)]
+        if formats and not calls & ROUNDING_UP:
+            found.append(f"a bound formatted from the raw value: {' '.join(m.group(0).split())} "
+                         f"= {ast.unparse(expr)[:60]}")
+    return found
+
+
+BOUND_KNOWN = {  # pages of other owners with a rounded bound when this test came in
+    "chapters/apparatus.md", "chapters/prop1-weighted-average.md", "chapters/prop2-three-projections.md",
+    "chapters/prop3-scaling.md", "chapters/prop4-self-cross.md", "chapters/prop5-quadratic-cost.md",
+    "chapters/score-matrix.md", "exercises/e03-jacobian.md",
+}
+
+
+@pytest.mark.parametrize("page", [
+    pytest.param(p, marks=pytest.mark.xfail(reason="a rounded bound on a page this test's change does not own",
+                                            strict=False))
+    if str(p.relative_to(ROOT)) in BOUND_KNOWN else p for p in PAGES], ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_a_bound_in_the_prose_is_rounded_the_safe_way(page):
+    found = rounded_bounds(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+def test_the_bound_rule_catches_rounded_bounds_and_passes_safe_ones():
+    cell = ('```{code-cell} ipython3\nglue_values(a=upper_bound(d, ".1e"), b=as_math(agreement(d)),\n'
+            '            c=as_math(f"{d:.1e}"), n=len(rows), lo=f"{-float(upper_bound(-v, \'.2f\')):.2f}")\n```\n')
+    assert rounded_bounds(cell + "They agree to within {glue:text}`gap:.0e`.\n")
+    assert rounded_bounds(cell + "It is never above {glue:text}`x:.2f`, to within a relative {glue:text}`y:.1e`.\n")
+    assert rounded_bounds(cell + "No weight moves by more than {glue:md}`c:myst`.\n")
+    assert rounded_bounds(cell + "The gradient of `attn.logsumexp` matches `attn.softmax` to {glue:text}`e:.1e`.\n")
+    assert not rounded_bounds(cell + "The weights add up to {glue:text}`s:.1f`; the tolerance is within "
+                                     "{glue:text}`tol:g` of it.\n")
+    assert not rounded_bounds(cell + "Within {glue:text}`a`, at most {glue:md}`b:myst`, at least {glue:text}`lo`, "
+                                     "up to {glue:text}`n:d` rows; the value is {glue:md}`c:myst`, below the "
+                                     "bound {glue:md}`c:myst` (the value of the bound, not a bound on it).\n")

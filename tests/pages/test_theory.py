@@ -196,6 +196,24 @@ def test_unscaled_gradient_fades_scaled_does_not():
     assert un_median < 1e-3 * sc[-1]
 
 
+def test_over_random_rows_the_mean_falls_like_a_power_and_the_median_exponentially():
+    """The Mathematics page's lemma gives an exponential fall for one fixed row; over random rows without the divisor
+    the mean Jacobian norm falls only like d_k^(-1/2), the median (the typical row) far faster, like
+    e^(-delta_med sqrt(d_k)): the condition the page now states."""
+    d_ks = np.array([64, 256, 1024])
+    means, medians = [], []
+    for d_k in d_ks:
+        x = np.vstack([random_logits(int(d_k), T_k=16, n=500, scaled=False, rng=[int(d_k), c]) for c in range(4)])
+        norms = softmax_jacobian_norm(attn.softmax(x))
+        means.append(norms.mean())
+        medians.append(np.median(norms))
+    slope = np.polyfit(np.log(d_ks), np.log(means), 1)[0]
+    assert -0.65 < slope < -0.3                                   # a power of d_k, near -1/2
+    # an exponential in sqrt(d_k): log median against sqrt(d_k) falls steadily, far below the power law
+    fall = -np.diff(np.log(medians)) / np.diff(np.sqrt(d_ks))
+    assert np.all(fall > 0.2) and medians[-1] / medians[0] < (means[-1] / means[0]) ** 4
+
+
 # --- 4. the quadratic cost -----------------------------------------------------------------------------------
 
 def test_score_matrix_memory_float32():
