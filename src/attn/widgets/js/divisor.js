@@ -92,10 +92,14 @@ const EXPLORER = {
 
   draw(ctx, s, r) {
     const {hx, hy, by, data} = {...ctx, data: ctx.data};
-    const path = h => {  // a filled step histogram over the bin edges
-      let d = `M${hx(data.edges[0])},${hy(0)}`;
-      h.forEach((v, b) => { d += `L${hx(data.edges[b]).toFixed(1)},${hy(v).toFixed(1)}L${hx(data.edges[b + 1]).toFixed(1)},${hy(v).toFixed(1)}`; });
-      return d + `L${hx(data.edges[data.edges.length - 1])},${hy(0)}Z`;
+    const path = h => {  // a filled step histogram over the bin edges, from the first non-empty bin to the last
+      const first = h.findIndex(v => v > 0), last = h.length - 1 - [...h].reverse().findIndex(v => v > 0);
+      if (first < 0) return "";
+      let d = `M${hx(data.edges[first]).toFixed(1)},${hy(0)}`;
+      for (let b = first; b <= last; b++) {
+        d += `L${hx(data.edges[b]).toFixed(1)},${hy(h[b]).toFixed(1)}L${hx(data.edges[b + 1]).toFixed(1)},${hy(h[b]).toFixed(1)}`;
+      }
+      return d + `L${hx(data.edges[last + 1]).toFixed(1)},${hy(0)}Z`;
     };
     ctx.histU.setAttribute("d", path(r.hist_unscaled));
     ctx.histS.setAttribute("d", path(r.hist_scaled));
