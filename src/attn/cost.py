@@ -361,7 +361,11 @@ class _Counted:
         return self.v > self._val(o)
 
 
-def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None):
+#: The orders of the same steps that :func:`count_attention_flops` can count (see its docstring).
+FLOP_ORDERS = ("textbook", "scale queries", "reciprocal", "normalise output")
+
+
+def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None, order: str = "textbook"):
     """Attention by plain loops over numbers that count their own arithmetic.
 
     Every entry of Q, K and V is wrapped in a number type that adds one to a
@@ -371,11 +375,23 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     the tally is an independent count to hold :func:`score_flops` against.
     Pure Python: meant for small inputs (thousands of operations, not billions).
 
+    ``order`` counts the same steps done in another order (the same output, up to rounding):
+
+    - ``"textbook"``: every score multiplied by ``scale / tau``, every weight divided by its row's sum
+      (what :func:`score_flops` counts: ``2 T_q T_k (d_k + d_v) + 5 T_q T_k``);
+    - ``"scale queries"``: Q multiplied by ``scale / tau`` before the products, ``T_q d_k`` multiplications
+      in the ``scale`` phase instead of ``T_q T_k``;
+    - ``"reciprocal"``: one division per row for the reciprocal of its sum, then a multiplication per
+      weight, ``T_q`` more operations in the ``softmax`` phase;
+    - ``"normalise output"``: the exponentials weight the values unnormalised and each output entry is
+      divided by its row's sum, ``T_q d_v`` divisions (counted in the ``softmax`` phase) instead of ``T_q T_k``.
+
     Parameters
     ----------
     Q : array_like, shape (T_q, d_k); K : (T_k, d_k); V : (T_k, d_v); real.
     tau : float, default 1.0
     scale : float, optional, default ``1 / sqrt(d_k)``
+    order : str, default ``"textbook"``, one of :data:`FLOP_ORDERS`
 
     Returns
     -------
@@ -390,9 +406,13 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     ------
     ValueError, TypeError
         As :func:`attn.attention` for the shapes and values of Q, K, V, tau and scale; a score
-        Q·Kᵀ or a factor scale/τ beyond float64 (plain Python floats would turn it into NaN).
+        Q·Kᵀ or a factor scale/τ beyond float64 (plain Python floats would turn it into NaN); an
+        ``order`` that is not one of :data:`FLOP_ORDERS`.
     """
     from ._validate import check_attention_inputs
+
+    if not isinstance(order, str) or order not in FLOP_ORDERS:
+        raise ValueError(f"order must be one of {FLOP_ORDERS}; got {order!r}")
 
     checked = check_attention_inputs(Q, K, V, None, tau, "raise")
     Q, K, V = (x.astype(F64) for x in (checked.Q, checked.K, checked.V))
@@ -408,6 +428,9 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
     Kc = [[_Counted(x, t) for x in row] for row in K.tolist()]
     Vc = [[_Counted(x, t) for x in row] for row in V.tolist()]
     out = np.empty((T_q, d_v))
+    if order == "scale queries":
+        t.phase = "scale"
+        Qc = [[x * c for x in row] for row in Qc]  # 1 per entry of Q
     for i in range(T_q):
         t.phase = "scores"
         row = []
@@ -418,20 +441,31 @@ def count_attention_flops(Q, K, V, tau: float = 1.0, scale: float | None = None)
             if not math.isfinite(acc.v):  # Python floats overflow to inf silently, then inf - inf = NaN
                 raise ValueError(f"Q·Kᵀ overflows float64 at query {i}, key {j}; rescale Q or K")
             row.append(acc)
-        t.phase = "scale"
-        row = [x * c for x in row]  # 1 per score
+        if order != "scale queries":
+            t.phase = "scale"
+            row = [x * c for x in row]  # 1 per score
         t.phase = "softmax"
         m = max(row)  # comparisons only
         e = [(x - m).exp() for x in row]  # 2 per score
         total = 0.0
         for x in e:
             total = total + x  # 1 per score
-        w = [x / total for x in e]  # 1 per score
+        if order == "reciprocal":
+            inverse = 1.0 / total  # 1 per row
+            w = [x * inverse for x in e]  # 1 per score
+        elif order == "normalise output":
+            w = e  # divided below, once per output entry
+        else:
+            w = [x / total for x in e]  # 1 per score
         t.phase = "weighted_sum"
         for b in range(d_v):
             acc = 0.0
             for j in range(T_k):
                 acc = acc + w[j] * Vc[j][b]  # 2 per term
+            if order == "normalise output":
+                t.phase = "softmax"
+                acc = acc / total  # 1 per output entry
+                t.phase = "weighted_sum"
             out[i, b] = acc.v
     return out, FlopCount(**t.counts)
 
@@ -466,6 +500,7 @@ def score_matrix_bytes(T_q: int, T_k: int, dtype=np.float64) -> int:
 
 
 __all__ = [
+    "FLOP_ORDERS",
     "FixedPlusLinear",
     "FlopCount",
     "LogLogFit",

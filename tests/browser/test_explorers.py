@@ -400,3 +400,57 @@ def test_line_labels_stay_clear_at_every_slider_step(name):
     finally:
         w.close_explorer()
     assert not found, f"{name}: {len(found)} overlaps, the first: {found[:5]}"
+
+
+# -- Proposition 3's explorer, at every width, without the book --------------------------------------------------
+# Its second reader (s2) found: at d_k = 1 "std of q·k: 1.0" beside "std of q·k / √dₖ: 0.97" (one number, written to
+# two precisions), the histogram of q·k a smear along a linear axis at large d_k, and no legend on the lower panels.
+DIVISOR_READ = """
+root => {
+  const svg = root.querySelector('svg');
+  const texts = [...svg.querySelectorAll('text')].map(t => t.textContent);
+  const frame = svg.querySelector('rect.attn-frame').getBBox();
+  const tops = [...svg.querySelectorAll('path')].slice(0, 2).map(p => p.getBBox().y);
+  return {texts, caption: root.querySelector('figcaption').textContent, frame: [frame.y, frame.height], tops};
+}
+"""
+
+
+def test_the_divisor_explorer_shows_both_spreads_alike_at_every_width():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import os
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing")
+    from attn.widgets.divisor import D_K_GRID, DivisorExplorer
+
+    w = DivisorExplorer().widget()
+    problems = []
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_content(BLANK % {"css": w._css, "esm": json.dumps(w._esm), "spec": json.dumps(w.spec),
+                                      "state": json.dumps(w.state)})
+            page.wait_for_function("() => window.ready === true", timeout=30_000)
+            root = page.locator(".attn-explorer")
+            (c,) = root.evaluate(CONTROLS)
+            for k, d_k in enumerate(D_K_GRID):
+                root.evaluate(SET, [c["name"], str(k)])
+                r = root.evaluate(DIVISOR_READ)
+                stds = [t for t in r["texts"] if t.startswith("std of")]
+                u, s = (re.search(r":\s*([\d.]+)", t).group(1) for t in stds)
+                if len(u.split(".")[1]) != len(s.split(".")[1]) or (d_k == 1 and u != s):
+                    problems.append(f"d_k = {d_k}: the picture writes {stds}")
+                m = re.search(r"standard deviation ([\d.]+), the scores q·k / √dₖ ([\d.]+)\.", r["caption"])
+                if not m or len(m.group(1).split(".")[1]) != len(m.group(2).split(".")[1]):
+                    problems.append(f"d_k = {d_k}: the text alternative reads {r['caption'][:120]!r}")
+                if sum(t == "unscaled" for t in r["texts"]) < 3 or sum(t == "/√dₖ" for t in r["texts"]) < 3:
+                    problems.append(f"d_k = {d_k}: a panel without its legend")
+                y0, height = r["frame"]
+                for name, top in zip(("q·k", "q·k / √dₖ"), r["tops"]):
+                    if (y0 + height - top) < 0.4 * height:  # the histogram's peak, as a share of the panel
+                        problems.append(f"d_k = {d_k}: the histogram of {name} reaches only {(y0 + height - top) / height:.0%}")
+            browser.close()
+    finally:
+        w.close_explorer()
+    assert not problems, "\n".join(problems)

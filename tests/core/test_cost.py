@@ -148,3 +148,34 @@ def test_measured_blocked_attention_takes_all_queries_at_once(monkeypatch):
     monkeypatch.setattr(cost, "blocked_attention", recording)
     measure_attention([16], d_k=4, repeats=1, blocked=True, block_size=8)
     assert seen == {"block_size": 8, "query_block_size": None}
+
+
+# ---------------------------------------------------------------- other orders of the same steps
+@pytest.mark.parametrize("T_q, T_k, d_k, d_v", [(3, 3, 4, 4), (2, 5, 3, 6), (5, 2, 7, 1)])
+def test_other_orders_change_only_the_terms_outside_the_two_products(T_q, T_k, d_k, d_v):
+    """Proposition 5: another order of the same steps keeps 2 T_q T_k (d_k + d_v) and moves the rest, by terms
+    that can carry d_k or d_v (T_q d_k, T_q d_v) but never a factor T_q T_k d_k or T_q T_k d_v."""
+    from attn.cost import FLOP_ORDERS, count_attention_flops, score_flops
+
+    rng = np.random.default_rng(T_q + 10 * T_k + 100 * d_k)
+    Q, K, V = rng.normal(size=(T_q, d_k)), rng.normal(size=(T_k, d_k)), rng.normal(size=(T_k, d_v))
+    pairs = T_q * T_k
+    expected = {"textbook": (pairs, 4 * pairs), "scale queries": (T_q * d_k, 4 * pairs),
+                "reciprocal": (pairs, 4 * pairs + T_q), "normalise output": (pairs, 3 * pairs + T_q * d_v)}
+    assert set(expected) == set(FLOP_ORDERS)
+    from attn import attention
+
+    reference = attention(Q, K, V).output
+    for order, (scale_ops, softmax_ops) in expected.items():
+        out, counted = count_attention_flops(Q, K, V, order=order)
+        np.testing.assert_allclose(out, reference, rtol=1e-12, atol=1e-12)
+        assert counted.scores == 2 * pairs * d_k and counted.weighted_sum == 2 * pairs * d_v, order
+        assert (counted.scale, counted.softmax) == (scale_ops, softmax_ops), order
+    assert count_attention_flops(Q, K, V)[1] == score_flops(T_q, T_k, d_k, d_v)
+
+
+def test_an_unknown_order_is_refused():
+    from attn.cost import count_attention_flops
+
+    with pytest.raises(ValueError, match="order"):
+        count_attention_flops([[1.0]], [[1.0]], [[1.0]], order="fastest")

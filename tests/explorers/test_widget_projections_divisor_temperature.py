@@ -118,9 +118,13 @@ def test_scaling_explorer_histograms_bars_and_markers(scaling, d_k):
     data = e.hist_unscaled.get_data()
     h_u = data.values
     np.testing.assert_allclose(data.edges, e.edges)
-    np.testing.assert_allclose(h_u, np.histogram(x, e.edges)[0] / (x.size * width))
+    # drawn on a log density axis: an empty bin sits on its floor
+    density_u = np.histogram(x, e.edges)[0] / (x.size * width)
+    np.testing.assert_allclose(h_u, np.maximum(density_u, e.hist_floor))
+    np.testing.assert_allclose(e.result["hist_unscaled"], density_u)
     h_s = e.hist_scaled.get_data().values
-    np.testing.assert_allclose(h_s, np.histogram(x / math.sqrt(d_k), e.edges)[0] / (x.size * width))
+    np.testing.assert_allclose(h_s, np.maximum(np.histogram(x / math.sqrt(d_k), e.edges)[0] / (x.size * width),
+                                               e.hist_floor))
     assert abs(e.result["std_scaled"] - 1) < 0.1
     assert abs(e.result["std_unscaled"] / math.sqrt(d_k) - 1) < 0.1
     heights_u = np.array([b.get_height() for b in e.bars_unscaled])
@@ -132,6 +136,33 @@ def test_scaling_explorer_histograms_bars_and_markers(scaling, d_k):
     i = D_K_GRID.index(d_k)
     np.testing.assert_allclose(e.mark_g.get_data()[1], [e.curves["jac_norm_unscaled"][i], e.curves["jac_norm_scaled"][i]])
     np.testing.assert_allclose(e.mark_m.get_data()[0], [d_k, d_k])
+
+
+def test_scaling_explorer_histograms_both_show_on_their_log_axis(scaling):
+    """On a linear axis the histogram of q·k at d_k = 1024 (peak density about 0.012) was a smear along the
+    axis under the blue spike (about 0.4): on the log axis both peaks sit in the upper part of the panel, and
+    every non-empty bin is at or above the floor, every density at or below the top."""
+    assert scaling.ax_h.get_yscale() == "log"
+    lo, hi = scaling.ax_h.get_ylim()
+    assert (lo, hi) == (scaling.hist_floor, scaling.hist_top)
+    for d_k in (1, 256, 1024):
+        scaling.update(d_k=d_k)
+        r = scaling.result
+        for key in ("hist_unscaled", "hist_scaled"):
+            h = r[key]
+            assert h.max() <= hi and h[h > 0].min() >= lo
+            height = (np.log10(h.max()) - np.log10(lo)) / (np.log10(hi) - np.log10(lo))  # share of the panel
+            assert height > 0.4, (d_k, key, height)
+
+
+def test_scaling_explorer_writes_both_deviations_to_one_precision(scaling):
+    """At d_k = 1 the two standard deviations are one number; the picture once wrote it as 1.0 and 0.97."""
+    scaling.update(d_k=1)
+    r = scaling.result
+    assert r["std_unscaled"] == r["std_scaled"]
+    first, second = scaling.std_text.get_text().splitlines()
+    u, s = first.split(":")[1].split()[0], second.split(":")[1].strip()
+    assert u == s == f"{r['std_scaled']:.2f}"
 
 
 def test_scaling_explorer_bars_saturate_at_large_d_k(scaling):

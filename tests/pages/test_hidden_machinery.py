@@ -55,3 +55,24 @@ def test_the_rule_catches_a_shown_cell_and_passes_a_hidden_one():
     glued = "```{code-cell} ipython3\nw = 1\nglue_values(w=w)\n```\n"
     assert shown_machinery(glued, GLUE) == ["glue_values(w=w)"]
     assert shown_machinery(glued.replace("w = 1\n", ":tags: [remove-cell]\n\n"), GLUE) == []
+
+
+# Plotting is helper code too: a figure's axes, markers and labels are folded (hide-input) so that a shown cell
+# shows the computation the text is about. Held on the pages of Propositions 3 to 5, the score matrix and the
+# apparatus (their reader's round s2 found Proposition 3's and 4's figure cells shown in full).
+PLOTTING = re.compile(r"\bplt\.(?:subplots|figure|plot|imshow)\(|\.(?:imshow|errorbar|colorbar|set_xlabel|set_ylabel"
+                      r"|legend)\(")
+FOLDED_FIGURES = [ROOT / "chapters" / f"{p}.md" for p in ("prop3-scaling", "prop4-self-cross", "score-matrix",
+                                                          "prop5-quadratic-cost", "apparatus")]
+
+
+@pytest.mark.parametrize("page", FOLDED_FIGURES, ids=[p.name for p in FOLDED_FIGURES])
+def test_plotting_is_folded(page):
+    shown = shown_machinery(page.read_text(encoding="utf-8"), PLOTTING)
+    assert not shown, f"{page.relative_to(ROOT)} shows plotting code in full: {shown}"
+
+
+def test_the_plotting_rule_catches_a_shown_figure_cell():
+    cell = "```{code-cell} ipython3\n---\nmystnb:\n  image:\n    alt: a plot\n---\nfig, ax = plt.subplots()\n```\n"
+    assert shown_machinery(cell, PLOTTING) == ["fig, ax = plt.subplots()"]
+    assert shown_machinery(cell.replace("---\nfig", "tags: [hide-input]\n---\nfig"), PLOTTING) == []

@@ -154,6 +154,9 @@ RESERVED = [
      re.compile(r"(?<![\\\w{])(?:[XY]|[xy]_\{?\w+\}?)\s*W(?![_\w^{])|\\mathbb\{E\}_\{?W(?![_\w])")),
     ("a mask in a formula is the additive B (or M_ij in words around it), not a word inside the softmax",
      re.compile(r"\\operatorname\{softmax\}\s*(?:\\!\s*)?(?:\\[Bb]ig[lr]?\s*)?\((?:[^()$]|\([^()$]*\))*\\text\{\s+[a-z]")),
+    ("the index of the largest logit of a row is j^* (z_{j^*}, e_{j^*}, w_max = w_{j^*}): not m, which is the row's "
+     "maximum value, nor a bare *",
+     re.compile(r"(?<![\\\w{])e_\{?m\}?(?![\w}])|(?<![\\\w{])[xz]_\{?\*\}?(?![\w])|\\ne\s*\*|_\{\s*\*\s*\}")),
 ]
 
 
@@ -497,3 +500,43 @@ def test_c_is_a_factor_of_scores_as_the_propositions_use_it():
     assert "\\ge 0" in row and "prop-weighted-average" in row and "prop-three-projections" in row
     prop1 = (ROOT / "chapters" / "prop1-weighted-average.md").read_text(encoding="utf-8")
     assert "$c \\ge 0$" in prop1 and "$c = 0$" in prop1
+
+
+# Proposition 3 to 5, the score-matrix page and the apparatus (their reader's round s2): a score is s = q·k/√d_k,
+# as the notation page defines it, so the raw dot product q·k is never called a score (it was divided by √d_k
+# "twice"); and the centred dot is the dot product of two vectors, never a product of matrices.
+S2_PAGES = [ROOT / "chapters" / f"{p}.md" for p in ("prop3-scaling", "prop4-self-cross", "score-matrix",
+                                                    "prop5-quadratic-cost", "apparatus")]
+RAW_SCORE = re.compile(r"\b(?:raw|unscaled) scores?\b|\bdivid\w* (?:every|each|the|all) scores? by"
+                       r"|\bscores? (?:whose|with) spread is \$\\sqrt|\bscores? \$?q\s*\\?cdot\s*k\$?(?!\s*/)", re.I)
+MATRIX_CDOT = re.compile(r"\\cdot\s*(?:[A-Z](?![a-z])|\\(?:Big|big)?\)|\\operatorname)|(?:\\Big\)|\\big\)|\\right\))\s*\\cdot|\\\\\s*&?\s*(?:\\q?quad)?\s*\\cdot")
+
+
+def s2_misuses(text: str) -> list[str]:
+    prose = CODE_CELL.sub("\n", text)
+    found = [f"the raw dot product called a score: {m.group(0)!r}" for m in RAW_SCORE.finditer(prose)]
+    found += [f"a centred dot between matrices: {span[:90]!r}" for span in prose_math(text) if MATRIX_CDOT.search(span)]
+    return found
+
+
+@pytest.mark.parametrize("page", S2_PAGES, ids=[p.name for p in S2_PAGES])
+def test_scores_and_dots_mean_one_thing(page):
+    found = s2_misuses(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.name}:\n" + "\n".join(found)
+
+
+def test_the_score_and_dot_rules_catch_each_misuse():
+    assert s2_misuses("Scaled dot-product attention divides every score by $\\sqrt{d_k}$.")
+    assert s2_misuses("Leaving the divisor out means $\\tau = 1$ on scores whose spread is $\\sqrt{d_k}$.")
+    assert s2_misuses("print the raw scores above")
+    assert s2_misuses("$$\\operatorname{softmax}\\!\\Big(\\frac{QK^\\top}{\\sqrt{d_k}}\\Big)\\\\ &\\qquad\\cdot X W_V$$")
+    assert s2_misuses("then $P\\,W P^\\top \\cdot PV = P\\,(WV)$")
+    assert not s2_misuses("the dot products $q\\cdot k_j$ and the scores $s_j = q\\cdot k_j/\\sqrt{d_k}$")
+    assert not s2_misuses("the dot products $x_iW_Q\\cdot x_jW_K$ of two tokens")
+
+
+def test_the_largest_logit_rule_catches_m_and_a_bare_star():
+    for bad in (r"$w \approx e_m$", r"let $z_*$ be the largest logit", r"$\sum_{j\ne *} e^{z_j}$"):
+        assert misuses(bad), bad
+    for good in (r"$w \approx e_{j^*}$", r"$\sum_{j\ne j^*} e^{z_j - z_{j^*}}$", r"$m = \max_j x_j$", r"$w^*$"):
+        assert not misuses(good), good

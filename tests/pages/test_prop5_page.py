@@ -40,10 +40,12 @@ def _proposition() -> str:
 
 def test_the_operation_count_names_its_evaluation_and_convention():
     """The 5T² is a property of one evaluation (every score scaled, every weight divided) and of the notation
-    page's counting: the statement says so, and that other orders change only the O(T²) term."""
+    page's counting: the statement says so, and that other orders change only the terms without a factor T²d_k or
+    T²d_v, by O(T² + T(d_k + d_v)) (scaling Q first replaces T² by T d_k)."""
     prop = _proposition()
     assert "straightforward evaluation" in prop and "notation page" in prop
-    assert "2T^2(d_k + d_v) + O(T^2)" in prop
+    assert "2T^2(d_k + d_v) + O(T^2 + T(d_k + d_v))" in prop
+    assert "terms without $d_k$ or $d_v$" not in prop  # scaling Q first changes a term with d_k: T d_k
 
 
 def test_the_path_claim_states_its_conditions():
@@ -59,3 +61,38 @@ def test_the_benchmark_explanation_follows_the_recorded_tiling():
     text = PAGE.read_text(encoding="utf-8")
     assert "the same comparison" not in text  # the page's explorer tiles differently, and says how
     assert "p5_bench_blocked_mem_says" not in text  # no clause chosen by code
+
+
+def _proof() -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index("{prf:proof}", text.index("{prf:proposition} The score matrix is quadratic"))
+    return " ".join(text[start:text.index("```", start)].split())
+
+
+def test_the_proof_uses_no_letter_before_defining_it_and_keeps_its_orders_straight():
+    """The proof wrote "each row's 1/z" (z: a logit on Proposition 3; the running sum was defined only in the
+    blocked section), said that other orders move "only the 5T²" (scaling Q first replaces a T² by T d_k), and that
+    counting comparisons "changes nothing quadratic" (it makes the 5 a 6)."""
+    proof = _proof()
+    assert "1/z" not in proof and "$z$" not in proof
+    assert "only the $5T^2$" not in proof and "change nothing quadratic" not in proof
+    assert "$Td_k$" in proof and "$Td_v$" in proof and "O(T^2 + T(d_k + d_v))" in proof
+    text = PAGE.read_text(encoding="utf-8")
+    assert "running sum $z$" not in text and "a running sum $r_i$" in text
+
+
+def test_the_break_even_says_what_it_subtracts():
+    """The break-even length is (blocked per token - full attention's own linear part) / itemsize: the sentence
+    that quotes it names both parts, so that a reader who redoes the arithmetic gets the number printed."""
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    start = text.index("Its working set grows by")
+    sentence = text[start:text.index("by more at every doubling", start)]
+    for name in ("p5_blocked_per_token", "p5_full_per_token", "p5_itemsize_measured", "p5_blocked_break_even"):
+        assert f"`{name}" in sentence, name
+    assert "$T\\times d_v$ numbers" not in sentence  # the tile is T x b: the arrays are T x (b = d_v) here
+
+
+def test_equal_operations_at_unequal_speed_are_explained():
+    """The benchmark shows the blocked version faster at large T with the same arithmetic: the page says why."""
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert "Equal arithmetic need not take equal time" in text and "caches" in text

@@ -53,7 +53,9 @@ def saturation_curves(d_ks, T: int = 8, n: int = 1000, seed: int = 0,
 class DivisorExplorer(Explorer):
     """A ``d_k`` slider (1 … 1024): the spread of ``q · k`` with and without the divisor, and what follows.
 
-    Top left: histograms of ``q · k`` and ``q · k / √d_k`` for random unit-variance q, k.
+    Top left: histograms of ``q · k`` and ``q · k / √d_k`` for random unit-variance q, k, on a logarithmic
+    density axis (from ``hist_floor`` up), so that the wide, low histogram of ``q · k`` at large d_k stays as
+    visible as the narrow, tall one of ``q · k / √d_k``; both standard deviations are shown to the same precision.
     Top right: a typical query's weights over T = 8 keys (the draw with the median largest weight),
     unscaled and scaled.
     Bottom: the mean largest weight (the dotted line is 1/T_k, the largest weight of a uniform row) and the
@@ -65,8 +67,11 @@ class DivisorExplorer(Explorer):
     T = 8
     n_hist = 1000  # draws of one query against T keys for the histograms
     edges = np.arange(-100.0, 100.5, 1.0)
-    alt = ("Four panels. Top left: two histograms of dot products of random vectors: without the divisor the "
-           "spread grows with the width d_k, with it the spread stays near 1. Top right: one query's "
+    hist_floor = 1e-4  # bottom of the log density axis: one draw in a bin is 1 / (n_hist T) = 1.25e-4 per unit
+    hist_top = 1.0
+    alt = ("Four panels. Top left: two histograms of dot products of random vectors, on a logarithmic density "
+           "axis: without the divisor the spread grows with the width d_k, with it the spread stays near 1. "
+           "Top right: one query's "
            f"softmax weights over {T} keys with and without the divisor; without it, at large d_k, one weight takes almost everything. "
            "Bottom left: the average largest weight against d_k, rising towards 1 without the divisor and flat "
            "with it; a dotted line marks the largest weight of a uniform row. Bottom right: the median norm of "
@@ -96,12 +101,15 @@ class DivisorExplorer(Explorer):
         (ax_h, ax_w), (ax_m, ax_g) = self.fig.subplots(2, 2)
         self.ax_h, self.ax_w, self.ax_m, self.ax_g = ax_h, ax_w, ax_m, ax_g
         zeros = np.zeros(len(self.edges) - 1)
-        # the unscaled histogram is wide and low: drawn opaque, with an edge, so that it stays visible
-        self.hist_unscaled = ax_h.stairs(zeros, self.edges, fill=True, alpha=0.85, color=UNSCALED,
+        # the unscaled histogram is wide and low: on a log density axis it stays as visible as the tall one
+        floor = self.hist_floor
+        self.hist_unscaled = ax_h.stairs(zeros, self.edges, baseline=floor, fill=True, alpha=0.85, color=UNSCALED,
                                          edgecolor=UNSCALED, label=r"$q\cdot k$")
-        self.hist_scaled = ax_h.stairs(zeros, self.edges, fill=True, alpha=0.6, color=SCALED,
+        self.hist_scaled = ax_h.stairs(zeros, self.edges, baseline=floor, fill=True, alpha=0.6, color=SCALED,
                                        label=r"$q\cdot k/\sqrt{d_k}$")
-        ax_h.set(xlim=(-100, 100), ylim=(0, 0.5), xlabel="score", ylabel="fraction per unit")
+        ax_h.set_yscale("log")
+        ax_h.set(xlim=(-100, 100), ylim=(floor, self.hist_top), xlabel="value",
+                 ylabel="fraction per unit (log scale)")
         ax_h.legend(loc="upper right", fontsize=8)
         self.std_text = ax_h.text(0.02, 0.95, "", transform=ax_h.transAxes, va="top", fontsize=8)
 
@@ -145,11 +153,11 @@ class DivisorExplorer(Explorer):
         d = r["d_k"]
         h_u, h_s = r["hist_unscaled"], r["hist_scaled"]
         s_u, s_s = r["weights_unscaled"], r["weights_scaled"]
-        self.hist_unscaled.set_data(h_u, self.edges)
-        self.hist_scaled.set_data(h_s, self.edges)
-        self.std_text.set_text(f"std of q·k: {r['std_unscaled']:.1f}  (√dₖ = {math.sqrt(d):.1f})\n"
-                               f"std of q·k / √dₖ: {r['std_scaled']:.2f}")  # plain text: see base.Explorer
-        self.ax_h.set_title(f"spread of the scores, dₖ = {d}", fontsize=10)  # plain text: see base.Explorer
+        # an empty bin sits on the floor of the log axis (its density, 0, has no logarithm)
+        self.hist_unscaled.set_data(np.maximum(h_u, self.hist_floor), self.edges)
+        self.hist_scaled.set_data(np.maximum(h_s, self.hist_floor), self.edges)
+        self.std_text.set_text(self.std_lines(r))
+        self.ax_h.set_title(f"spread of q·k and q·k / √dₖ, dₖ = {d}", fontsize=10)  # plain text: see base.Explorer
 
         for bar, h in zip(self.bars_unscaled, s_u):
             bar.set_height(h)
@@ -162,6 +170,12 @@ class DivisorExplorer(Explorer):
         self.mark_g.set_data([d, d], [r["jac_norm_unscaled"], r["jac_norm_scaled"]])
         self.vline_m.set_xdata([d, d])
         self.vline_g.set_xdata([d, d])
+
+    @staticmethod
+    def std_lines(r) -> str:
+        """The two standard deviations, written to the same precision (at d_k = 1 they are one number), and √d_k."""
+        return (f"std of q·k: {r['std_unscaled']:.2f}  (√dₖ = {math.sqrt(r['d_k']):.2f})\n"
+                f"std of q·k / √dₖ: {r['std_scaled']:.2f}")  # plain text: see base.Explorer
 
     def compute(self):
         """At the current d_k: ``measure(d_k)`` and the saturation curves' points (mean largest weight,
@@ -192,6 +206,7 @@ class DivisorExplorer(Explorer):
     def live_data(self):
         c = self.curves
         return {"T": self.T, "edges": self.edges, "colours": [UNSCALED, SCALED], "d_k": list(D_K_GRID),
+                "hist_floor": self.hist_floor, "hist_top": self.hist_top,
                 **{k: c[k] for k in ("max_weight_unscaled", "max_weight_scaled", "jac_norm_unscaled", "jac_norm_scaled")},
                 "by_d_k": [self.measure(d) for d in D_K_GRID]}
 

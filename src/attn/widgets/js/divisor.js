@@ -4,18 +4,24 @@ const EXPLORER = {
   build(ctx) {
     const {svg: root, data} = ctx;
     const U = data.colours[0], S = data.colours[1];
-    // top left: histograms over [-100, 100]
-    const hx = scale(-100, 100, 60, 420), hy = scale(0, 0.5, 250, 40);
+    // top left: histograms over [-100, 100], on a log density axis from hist_floor to hist_top, so that the
+    // wide, low histogram of q·k at large d_k stays as visible as the tall one of q·k / √d_k
+    const lo = Math.log10(data.hist_floor), hi = Math.log10(data.hist_top);
+    const hx = scale(-100, 100, 60, 420), ly = scale(lo, hi, 250, 40);
+    const hy = v => ly(Math.log10(Math.min(Math.max(v, data.hist_floor), data.hist_top)));
     ctx.hx = hx; ctx.hy = hy;
     const g1 = svg("g", {}, root);
     ctx.hTitle = panelTitle(g1, 240, 18, "");
     svg("rect", {x: 60, y: 40, width: 360, height: 210, class: "attn-frame"}, g1);
     axis(g1, hx, [-100, -50, 0, 50, 100], {at: 250});
-    axis(g1, hy, [0, 0.1, 0.2, 0.3, 0.4, 0.5], {x: false, at: 60});
-    // the unscaled histogram is wide and low: drawn nearly opaque, with an edge, so that it stays visible
+    const decades = []; for (let t = Math.ceil(lo); t <= hi; t++) decades.push(t);
+    axis(g1, ly, decades, {x: false, at: 60, fmtTick: t => `1e${t}`});
+    // the unscaled histogram: drawn nearly opaque, with an edge
     ctx.histU = svg("path", {fill: U, "fill-opacity": 0.85, stroke: U, "stroke-width": 1}, g1);
     ctx.histS = svg("path", {fill: S, "fill-opacity": 0.6}, g1);
-    svg("text", {x: 240, y: 280, "text-anchor": "middle", class: "attn-tick"}, g1).textContent = "score";
+    svg("text", {x: 240, y: 280, "text-anchor": "middle", class: "attn-tick"}, g1).textContent = "value";
+    svg("text", {x: 18, y: 145, "text-anchor": "middle", class: "attn-tick", transform: "rotate(-90 18 145)"}, g1)
+      .textContent = "fraction per unit (log scale)";
     legend(g1, 300, 56, [[U, "q·k"], [S, "q·k / √dₖ"]]);
     ctx.std = [svg("text", {x: 66, y: 56, class: "attn-tick"}, g1), svg("text", {x: 66, y: 70, class: "attn-tick"}, g1)];
 
@@ -53,6 +59,9 @@ const EXPLORER = {
       svg("text", {x: x0 + 180, y: 575, "text-anchor": "middle", class: "attn-tick"}, g).textContent = "dₖ (log scale)";
     }
     axis(g3, my, [0, 0.25, 0.5, 0.75, 1], {x: false, at: 60});
+    // the colours, as in the top panels (and the static figure's legends)
+    legend(g3, 340, my(0.6), [[U, "unscaled"], [S, "/√dₖ"]]);
+    legend(g4, 530, 508, [[U, "unscaled"], [S, "/√dₖ"]]);
     // the largest weight of a uniform row, 1/T_k: the floor of the curves
     svg("line", {x1: 60, x2: 420, y1: my(1 / T), y2: my(1 / T), class: "attn-grid", "stroke-dasharray": "3 3"}, g3);
     svg("text", {x: 66, y: my(1 / T) - 4, class: "attn-tick", "data-role": "line-label"}, g3).textContent = "uniform row: 1/Tₖ";
@@ -67,7 +76,7 @@ const EXPLORER = {
 
     const tb = html("table", {class: "attn-table"}, ctx.numbers);
     const head = html("tr", {}, tb);
-    ["", "std of scores", "typical largest weight", "mean largest weight", "median Jacobian norm"].forEach(h => html("th", {scope: "col"}, head, h));
+    ["", "standard deviation", "typical largest weight", "mean largest weight", "median Jacobian norm"].forEach(h => html("th", {scope: "col"}, head, h));
     ctx.cells = {};
     for (const [k, label] of [["unscaled", "q·k"], ["scaled", "q·k / √dₖ"]]) {
       const tr = html("tr", {}, tb);
@@ -83,15 +92,20 @@ const EXPLORER = {
 
   draw(ctx, s, r) {
     const {hx, hy, by, data} = {...ctx, data: ctx.data};
-    const path = h => {  // a filled step histogram over the bin edges
-      let d = `M${hx(data.edges[0])},${hy(0)}`;
-      h.forEach((v, b) => { d += `L${hx(data.edges[b]).toFixed(1)},${hy(Math.min(v, 0.5)).toFixed(1)}L${hx(data.edges[b + 1]).toFixed(1)},${hy(Math.min(v, 0.5)).toFixed(1)}`; });
-      return d + `L${hx(data.edges[data.edges.length - 1])},${hy(0)}Z`;
+    const path = h => {  // a filled step histogram over the bin edges, from the first non-empty bin to the last
+      const first = h.findIndex(v => v > 0), last = h.length - 1 - [...h].reverse().findIndex(v => v > 0);
+      if (first < 0) return "";
+      let d = `M${hx(data.edges[first]).toFixed(1)},${hy(0)}`;
+      for (let b = first; b <= last; b++) {
+        d += `L${hx(data.edges[b]).toFixed(1)},${hy(h[b]).toFixed(1)}L${hx(data.edges[b + 1]).toFixed(1)},${hy(h[b]).toFixed(1)}`;
+      }
+      return d + `L${hx(data.edges[last + 1]).toFixed(1)},${hy(0)}Z`;
     };
     ctx.histU.setAttribute("d", path(r.hist_unscaled));
     ctx.histS.setAttribute("d", path(r.hist_scaled));
-    ctx.hTitle.textContent = `spread of the scores, dₖ = ${s.d_k}`;
-    ctx.std[0].textContent = `std of q·k: ${r.std_unscaled.toFixed(1)}  (√dₖ = ${Math.sqrt(s.d_k).toFixed(1)})`;
+    ctx.hTitle.textContent = `spread of q·k and q·k / √dₖ, dₖ = ${s.d_k}`;
+    // both standard deviations to the same precision: at d_k = 1 they are one and the same number
+    ctx.std[0].textContent = `std of q·k: ${r.std_unscaled.toFixed(2)}  (√dₖ = ${Math.sqrt(s.d_k).toFixed(2)})`;
     ctx.std[1].textContent = `std of q·k / √dₖ: ${r.std_scaled.toFixed(2)}`;
     r.weights_unscaled.forEach((w, j) => {
       const [u, sc] = ctx.bars[j];
@@ -119,8 +133,8 @@ const EXPLORER = {
 
   describe(s, r, data) {
     const i = r.i;
-    return `Width dₖ = ${s.d_k}. The unscaled scores q·k have standard deviation ${r.std_unscaled.toFixed(1)}, ` +
-      `the scaled ones ${r.std_scaled.toFixed(2)}. A typical query puts ${Math.max(...r.weights_unscaled).toFixed(2)} ` +
+    return `Width dₖ = ${s.d_k}. The dot products q·k have standard deviation ${r.std_unscaled.toFixed(2)}, ` +
+      `the scores q·k / √dₖ ${r.std_scaled.toFixed(2)}. A typical query puts ${Math.max(...r.weights_unscaled).toFixed(2)} ` +
       `of its weight on one key without the divisor and ${Math.max(...r.weights_scaled).toFixed(2)} with it. ` +
       `The median Jacobian norm, which bounds how much a gradient through the softmax is scaled, is ` +
       `${data.jac_norm_unscaled[i].toExponential(1)} unscaled and ${data.jac_norm_scaled[i].toExponential(1)} scaled.`;

@@ -1,0 +1,100 @@
+"""A bound the prose states is never a number rounded to nearest.
+
+"They agree to within {glue:text}`gap:.0e`" shows 2e-16 for a gap of 2.2e-16, and the sentence is false of the
+number it bounds. A bound in the prose ("within", "up to", "at most", "below", "never exceeds", "agree ... to",
+and the lower bounds "at least", "more than", "above") is glued as a string rounded the safe way, from
+``attn.page.upper_bound`` or ``attn.page.agreement`` (``"exactly"``, ``"to within 3e-16"``); a glued role with a
+number format there is a raw value the format rounds to nearest. Every page of the book, not only the practice
+pages (``test_page_claims.py`` holds them to the same rule among others).
+
+Proposition 3, 4 and 5, the score-matrix page and the apparatus were fixed by their reader's findings (s2); the
+pages of other owners that still glue a rounded bound are listed in ``OTHERS`` and marked ``xfail`` (not strict,
+so a fix there does not fail this file): drop a page from the list once it is fixed.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([*ROOT.glob("chapters/*.md"), *ROOT.glob("exercises/*.md"), ROOT / "intro.md"])
+
+# Pages of other owners that glued a rounded bound when this test was written (the reader's round s2).
+OTHERS = {
+    "chapters/mathematics-attention.md", "chapters/mathematics-softmax.md", "chapters/overview.md",
+    "chapters/prop1-weighted-average.md", "chapters/prop2-three-projections.md", "chapters/theory.md",
+    "exercises/e03-jacobian.md", "exercises/e08-temperature.md",
+}
+
+_GLUE = r"\{glue:text\}`[\w\-]+:[^`]*`"  # a glued number with a format: rounded to nearest
+_MORE = rf"(?:\s*(?:,|and|or)\s*(?:\$[^$]*\$\s*)?{_GLUE})*"  # "within {a} and {b}": both are bounds
+_WORDS = (r"within|below|under|at most|up to|less than|no more than|never exceeds|never more than|not exceed"
+          r"|at least|more than|above|exceeds")
+BOUND = re.compile(
+    rf"\b(?:{_WORDS})\s+(?:\$[^$]*\$\s*)?{_GLUE}{_MORE}"                     # "within {glue}", "up to $x =$ {glue}"
+    rf"|\\(?:le|leq|lt|ge|geq)\s*\$\s*{_GLUE}{_MORE}"                       # "$\le$ {glue}"
+    rf"|\b(?:agree|agrees|agreed|match|matches|matched)\b[^.{{}}`]{{0,80}}?\bto\s+{_GLUE}{_MORE}",  # "agree ... to {glue}"
+    re.S)
+CODE_CELL = re.compile(r"```\{code-cell\}.*?\n```", re.S)
+
+
+def rounded_bounds(text: str) -> list[str]:
+    """The bounds in ``text``'s prose (code cells left out) that glue a raw number with a format."""
+    prose = CODE_CELL.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    found = []
+    for m in BOUND.finditer(prose):
+        line = prose[:m.start()].count("\n") + 1
+        found.append(f"line {line}: {' '.join(m.group(0).split())}")
+    return found
+
+
+def _param(page: Path):
+    rel = str(page.relative_to(ROOT))
+    marks = [pytest.mark.xfail(reason="another owner's page, listed when this test was written", strict=False)
+             ] if rel in OTHERS else []
+    return pytest.param(page, id=rel, marks=marks)
+
+
+@pytest.mark.parametrize("page", [_param(p) for p in PAGES])
+def test_a_bound_in_the_prose_is_rounded_the_safe_way(page):
+    found = rounded_bounds(page.read_text(encoding="utf-8"))
+    assert not found, (f"{page.relative_to(ROOT)}: glue these bounds from attn.page.upper_bound or "
+                       "attn.page.agreement (rounded up), not a number format:\n" + "\n".join(found))
+
+
+def test_the_listed_pages_exist():
+    assert all((ROOT / rel).is_file() for rel in OTHERS)
+
+
+@pytest.mark.parametrize("bad", [
+    "They agree to within {glue:text}`gap:.0e`.",
+    "the outputs change by at most {glue:text}`g:.0e`, because",
+    "the matrix agrees with `attn.scores` within\n{glue:text}`e1:.0e` and {glue:text}`e2:.0e`.",
+    "The formula agrees with finite differences to {glue:text}`fd:.0e`, and",
+    "the two agree to {glue:text}`p5_gap:.0e`",
+    "The gradient matches the softmax to {glue:text}`err:.0e`.",
+    "the ratio never exceeds {glue:text}`r:.3f`, at most 1",
+    "they differ by up to {glue:text}`asym:.2f`:",
+    "each is $\\le$ {glue:text}`b:.1e`",
+    "a margin of at least {glue:text}`m:.1e`",
+])
+def test_the_rule_finds_a_rounded_bound(bad):
+    assert rounded_bounds(bad)
+
+
+def test_the_rule_finds_every_bound_of_a_list():
+    text = "agrees with `attn.scores` within {glue:text}`e1:.0e` and {glue:text}`e2:.0e`."
+    (found,) = rounded_bounds(text)
+    assert "e1:.0e" in found and "e2:.0e" in found
+
+
+@pytest.mark.parametrize("good", [
+    "They agree {glue:text}`gap`.",                                # agreement(): "exactly" or "to within 3e-16"
+    "the outputs differ by up to {glue:text}`asym`:",              # upper_bound(asym, ".2f")
+    "the largest weight climbs to {glue:text}`w:.2f` at $d_k = 1$",  # a value, not a bound
+    "```{code-cell} ipython3\nprint(f'within {x:.0e}')\n```\n",    # code, not prose
+])
+def test_the_rule_passes_safe_bounds_and_plain_values(good):
+    assert not rounded_bounds(good)
