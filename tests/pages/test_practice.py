@@ -28,15 +28,32 @@ def jacobian_fro(w):
 
 # ---------------------------------------------------------------- 1. from scratch
 def test_from_scratch_matches_attn():
+    # practice-build §1: T_q and T_k drawn apart (cross-attention's rectangular case), random masks that leave
+    # every row a key, and causal masks
     rng = np.random.default_rng(0)
-    for trial in range(100):
-        T, d_k, d_v = rng.integers(1, 9, size=3)
-        Q, K, V = rng.normal(size=(T, d_k)), rng.normal(size=(T, d_k)), rng.normal(size=(T, d_v))
-        mask = attn.causal_mask(T) if trial % 2 else None
+    n_rect = 0
+    for trial in range(150):
+        T_q, T_k, d_k, d_v = rng.integers(1, 9, size=4)
+        Q, K, V = rng.normal(size=(T_q, d_k)), rng.normal(size=(T_k, d_k)), rng.normal(size=(T_k, d_v))
+        mask = [None, attn.causal_mask(T_k, T_k)[-T_q:] if T_q <= T_k else None, rng.random((T_q, T_k)) < 0.5][trial % 3]
+        if mask is not None:
+            mask[np.arange(T_q), rng.integers(0, T_k, size=T_q)] = True
+        n_rect += T_q != T_k
         o1, w1 = attention_np(Q, K, V, mask)
         o2, w2 = attn.attention(Q, K, V, mask=mask)
         np.testing.assert_allclose(o1, o2, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(w1, w2, rtol=1e-12, atol=1e-12)
+    assert n_rect > 50
+
+
+def test_a_row_with_no_key_has_no_weights_in_the_recipe():
+    # practice-build §1, step 2: "every row must keep at least one key"
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    mask = np.array([[True, False, False, False], [False] * 4])
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        _, w = attention_np(Q, K, V, mask)
+    assert np.isclose(w[0].sum(), 1.0) and np.isnan(w[1]).all()
 
 
 # ---------------------------------------------------------------- 3. no scale
