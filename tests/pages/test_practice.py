@@ -309,12 +309,16 @@ def test_lookup_layer_finds_the_entry_by_content():
         out, w = attn.self_attention(embed(entries + [f"?{letters[asked]}"]), W_Q, W_K, W_V, causal=True)
         assert out[-1].argmax() == digits[asked]
         assert w[-1, entries.index(f"{letters[asked]}{digits[asked]}")] > 0.99
-    # The weight on the match is e^x / (e^x + n0), n0 the visible tokens of score 0: distance plays no part.
-    x = 4.0 ** 2 / np.sqrt(n_let)
+    # The weight on the match is e^score / (e^score + n0), n0 the visible tokens of score 0: distance plays no part.
+    score = 4.0 ** 2 / np.sqrt(n_let)
     tokens = ["A3", "B7", "C1", "?B", "D4", "?E", "E0", "?E", "?A"]
     _, w = attn.self_attention(embed(tokens), W_Q, W_K, W_V, causal=True)
     for t, entry in ((3, 1), (8, 0)):
-        np.testing.assert_allclose(w[t, entry], np.exp(x) / (np.exp(x) + t))
+        np.testing.assert_allclose(w[t, entry], np.exp(score) / (np.exp(score) + t))
+    # Earlier questions count in n0 too (their keys are 0), wherever they stand (practice-papers §9's tasks).
+    for seq in (["?C", "A3", "B7", "?A"], ["A3", "?C", "B7", "?A"], ["B7", "A3", "?D", "?A"]):
+        _, w = attn.self_attention(embed(seq), W_Q, W_K, W_V, causal=True)
+        np.testing.assert_allclose(w[-1, seq.index("A3")], np.exp(score) / (np.exp(score) + 3), rtol=1e-12)
     # A question before its entry finds nothing: uniform weights over what it can see.
     out, w = attn.self_attention(embed(["A3", "?E", "E0"]), W_Q, W_K, W_V, causal=True)
     np.testing.assert_allclose(w[1, :2], 0.5)
