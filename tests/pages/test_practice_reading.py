@@ -368,3 +368,33 @@ def test_the_index_describes_the_variant_pages_as_they_are():
         text = page.read_text(encoding="utf-8")
         item = page.name[:3].upper()
         assert f'v = variant("{item}", seed)' in text and "v.check(" in text and "v.hint()" in text, page.name
+
+
+# ---------------------------------------------------------------- one letter, one thing, in practice-build §2
+def test_r_is_only_the_edited_token_in_the_split_section():
+    # r was the edited token in one paragraph and a (head, row) slot in the next; the slot row is u
+    text = (ROOT / "chapters" / "practice-build.md").read_text(encoding="utf-8")
+    section = prose(text[text.index("## 2. Multi-head attention"):text.index("### The module")])
+    with_r = {(m.group(1) or m.group(2)).strip() for m in MATH.finditer(section)
+              if re.search(r"(?<![\\\w])r(?![\w])", m.group(1) or m.group(2))}
+    assert with_r == {"(t, r)", "r", r"r \le t"}, with_r
+    assert r"\lfloor (aT+u)/h\rfloor" in section and r"u' \le u" in section
+
+
+# ---------------------------------------------------------------- the papers are not the only sources
+# arXiv identifiers order the first versions: 1409.0473 Bahdanau et al., 1503.08895 Sukhbaatar et al. (end-to-end
+# memory networks: softmax over inner products with separate input and output memories, i.e. keys and values),
+# 1508.04025 Luong et al., 1601.06733 Cheng et al., 1606.01933 Parikh et al., 1606.03126 Miller et al.,
+# 1703.03130 Lin et al., 1706.03762 Vaswani et al. (whose §2 cites earlier self-attention).
+EARLIER = ["Sukhbaatar et al. 2015", "Miller et al. 2016", "Cheng et al. 2016", "Parikh et al. 2016",
+           "Lin et al. 2017"]
+
+
+def test_the_papers_page_credits_earlier_work():
+    text = (ROOT / "chapters" / "practice-papers.md").read_text(encoding="utf-8")
+    flat = " ".join(text.split())
+    for cite in EARLIER:
+        assert cite in flat, cite
+    assert "had already addressed the memory of end-to-end memory networks" in flat
+    assert "Each added one equation" not in flat and "What this adds is" not in flat
+    assert "Every position issues a query, keys and values become separate projections" not in flat
