@@ -29,9 +29,10 @@ __all__ = ["FIGURE_COLUMN_PX", "MIN_FIGURE_TEXT_PX", "PRINT_WIDTH", "agreement",
 # monospace block about 688 px wide; tests/browser/test_pages.py checks that no output is wider).
 PRINT_WIDTH = 78
 
-# A figure is shown at most as wide as the text column at 1280 px (CSS pixels; a wider PNG is scaled down to it),
-# and its smallest text should be at least MIN_FIGURE_TEXT_PX tall there to be read without zooming.
-FIGURE_COLUMN_PX = 660
+# A figure is shown at most as wide as the text column at 1280 px (CSS pixels, measured in the built book; a wider
+# PNG is scaled down to it), and its smallest text should be at least MIN_FIGURE_TEXT_PX tall there to be read
+# without zooming.
+FIGURE_COLUMN_PX = 672
 MIN_FIGURE_TEXT_PX = 10.0
 
 # A short bracketed group, such as a shape "(5, 6)" or a pair "(3, 4)", is kept on one line when a text is folded.
