@@ -1,11 +1,13 @@
 """What the book's pages share: the idioms every chapter and exercise page would otherwise repeat.
 
 - :func:`glue_values`: glue computed numbers for the prose (``{glue:text}`name:.2f```);
-- :func:`agreement`, :func:`upper_bound`: how closely two computations agree ("exactly", "to within 3e-16"),
-  and a bound written so that it is never below what it bounds;
+- :func:`agreement`, :func:`upper_bound`, :func:`lower_bound`: how closely two computations agree ("exactly",
+  "to within 3e-16"), and a bound written so that it is never below (or, for a lower bound, never above) what it
+  bounds;
 - :func:`show_explorer`: a live explorer and the note on using it ("move it yourself");
-- :func:`print_error`, :func:`print_signature`: a caught error, or a function's signature, printed
-  folded to the text column (:data:`PRINT_WIDTH` characters).
+- :func:`print_error`, :func:`print_folded`, :func:`print_signature`: a caught error, a long line, or a
+  function's signature, printed folded to the text column (:data:`PRINT_WIDTH` characters);
+- :func:`figure_text_px`: how tall the smallest text of a figure is on the page, to check it is readable.
 
 Imports only the standard library and NumPy at module level; myst-nb and IPython are imported inside
 the functions that need them, so ``import attn.page`` stays light.
@@ -19,12 +21,23 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
-__all__ = ["PRINT_WIDTH", "agreement", "explorer_note_html", "glue_values", "plain_value", "print_error",
+__all__ = ["FIGURE_COLUMN_PX", "MIN_FIGURE_TEXT_PX", "PRINT_WIDTH", "agreement", "explorer_note_html",
+           "figure_text_px", "fold", "glue_values", "lower_bound", "plain_value", "print_error", "print_folded",
            "print_signature", "show_explorer", "upper_bound"]
 
 # The characters of a printed line that fit the book's text column at 1280 px (a code cell's output is a
 # monospace block about 688 px wide; tests/browser/test_pages.py checks that no output is wider).
 PRINT_WIDTH = 78
+
+# A figure is shown at most as wide as the text column at 1280 px (CSS pixels, measured in the built book; a wider
+# PNG is scaled down to it), and its smallest text should be at least MIN_FIGURE_TEXT_PX tall there to be read
+# without zooming.
+FIGURE_COLUMN_PX = 672
+MIN_FIGURE_TEXT_PX = 10.0
+
+# A short bracketed group, such as a shape "(5, 6)" or a pair "(3, 4)", is kept on one line when a text is folded.
+_SHORT_GROUP = re.compile(r"[(\[][^()\[\]\n]{0,18}[)\]]")
+_KEEP = "\x00"  # stands for a space inside such a group while textwrap folds the text
 
 # A glued name is used inside a role, {glue:text}`name:.2f`: no colon, backtick or space.
 _GLUE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
@@ -44,19 +57,38 @@ def plain_value(value):
     return value
 
 
-def print_error(err: BaseException, prefix: str = "", width: int = PRINT_WIDTH) -> str:
-    """Print ``prefix`` and the caught ``err`` as "TypeName: message", folded to ``width`` characters.
+def fold(text: str, width: int = PRINT_WIDTH, indent: str = "    ") -> str:
+    """``text`` folded at spaces into lines of at most ``width`` characters, continuation lines indented by ``indent``.
 
-    An error message is one long sentence; folded at spaces, with the continuation lines indented, it reads
-    in the column instead of behind a horizontal scroll bar. Returns the printed text.
-    Raises ``ValueError`` if ``width`` is below 20.
+    A short bracketed group, such as the shape ``(5, 6)`` or the pair ``(3, 4)``, is never cut at its inner
+    space: "(3," at the end of one line and "4)" on the next would hide what it is. A word longer than a line
+    (a group included) is cut, so that no line is wider than ``width``. Raises ``ValueError`` if ``width`` is
+    below 20 or ``indent`` leaves fewer than 10 characters.
     """
     if width < 20:
         raise ValueError(f"width must be at least 20 characters, got {width!r}")
-    text = textwrap.fill(f"{prefix}{type(err).__name__}: {err}", width, subsequent_indent="    ",
-                         break_on_hyphens=False)
-    print(text)
-    return text
+    if width - len(indent) < 10:
+        raise ValueError(f"indent of {len(indent)} characters leaves too little of a {width}-character line")
+    kept = _SHORT_GROUP.sub(lambda m: m.group(0).replace(" ", _KEEP), text)
+    folded = textwrap.fill(kept, width, subsequent_indent=indent, break_on_hyphens=False)
+    return folded.replace(_KEEP, " ")
+
+
+def print_folded(text: str, width: int = PRINT_WIDTH, indent: str = "    ") -> str:
+    """Print ``text`` folded by :func:`fold` (at spaces, short bracketed groups kept whole); return the printed text."""
+    folded = fold(text, width, indent)
+    print(folded)
+    return folded
+
+
+def print_error(err: BaseException, prefix: str = "", width: int = PRINT_WIDTH) -> str:
+    """Print ``prefix`` and the caught ``err`` as "TypeName: message", folded to ``width`` characters.
+
+    An error message is one long sentence; folded at spaces (:func:`fold`: a shape such as ``(5, 6)`` stays on
+    one line), with the continuation lines indented, it reads in the column instead of behind a horizontal
+    scroll bar. Returns the printed text. Raises ``ValueError`` if ``width`` is below 20.
+    """
+    return print_folded(f"{prefix}{type(err).__name__}: {err}", width)
 
 
 def print_signature(f, prefix: str = "attn.", width: int = PRINT_WIDTH) -> str:
@@ -145,6 +177,21 @@ def upper_bound(value, fmt: str = ".0e") -> str:
     return text
 
 
+def lower_bound(value, fmt: str = ".0e") -> str:
+    """``value`` written with the format spec ``fmt``, rounded *down*: the number shown is never above ``value``.
+
+    For a sentence such as "never less than {...}" or "at least {...}": ``lower_bound(0.99959, ".3f")`` is
+    ``"0.999"``, where ``f"{0.99959:.3f}"`` is ``"1.000"``, which is above the value it should bound. A value the
+    format already shows exactly (or rounds down) is formatted as ``fmt`` does. The mirror image of
+    :func:`upper_bound`, with its errors.
+    """
+    value = float(plain_value(value))
+    if not np.isfinite(value):
+        raise ValueError(f"lower_bound(): value must be finite, got {value!r}")
+    text = upper_bound(-value, fmt)
+    return text[1:] if text.startswith("-") else ("-" + text if float(text) != 0 else text)
+
+
 def agreement(gap, fmt: str = ".0e") -> str:
     """Words for how closely two computations agree, to be glued into a sentence such as "they agree {...}".
 
@@ -161,6 +208,30 @@ def agreement(gap, fmt: str = ".0e") -> str:
     if not np.isfinite(gap) or gap < 0:
         raise ValueError(f"agreement(): gap must be a finite size >= 0, got {gap!r}")
     return "exactly" if gap == 0 else f"to within {upper_bound(gap, fmt)}"
+
+def figure_text_px(fig, column_px: float = FIGURE_COLUMN_PX) -> dict[str, float]:
+    """How tall each visible text of a matplotlib ``fig`` is on the page, in CSS pixels: ``{text: px}``.
+
+    The book saves a figure as a PNG of ``fig.dpi`` pixels per inch and shows it at its own size, or scaled
+    down to the text column (``column_px`` wide at 1280 px) when it is wider; a text of ``s`` points is then
+    ``s * dpi / 72 * min(1, column_px / width)`` pixels tall. Titles, axis labels, tick labels, legends,
+    colour bars and annotations are all counted; empty and hidden texts are not. A page asserts
+    ``min(figure_text_px(fig).values()) >= MIN_FIGURE_TEXT_PX`` under its figure, so that a wide figure with
+    small type (a row of panels shrunk into the column) fails where it is drawn. Returns ``{}`` for a
+    figure with no text.
+    """
+    from matplotlib.text import Text  # only where a page draws
+
+    width_px = float(fig.get_size_inches()[0] * fig.dpi)
+    scale = fig.dpi / 72 * min(1.0, column_px / width_px)
+    sizes = {}
+    for text in fig.findobj(Text):
+        label = text.get_text().strip()
+        if label and text.get_visible() and (text.axes is None or text.axes.get_visible()):
+            px = float(text.get_fontsize()) * scale
+            sizes[label] = min(px, sizes.get(label, px))
+    return sizes
+
 
 EXPLORER_NOTE_TITLE = "Using the explorer"
 # What is true of every live explorer (attn.widgets.live): said once, under each of them.

@@ -45,7 +45,13 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     ------
     float64 and float32 are computed and returned in their own precision; float16 and
     bfloat16 are computed in float32 and the weights rounded back to the input dtype
-    (so tiny weights may round to 0 there); integers give float64. τ stays a float64
+    (so tiny weights may round to 0 there); integers give float64. A float16 weight is
+    therefore within one float16 step of the exact softmax of its (float16) logits, and
+    usually the float16 number nearest it, but not always: it is rounded twice, to
+    float32 and then to float16, and when the float32 result falls on the midpoint of
+    two float16 numbers the second rounding can land on the farther one (logits
+    ``[-1.577, 1.782, -0.603]`` in float16: weight 1 is 0.8877, the nearest float16 to
+    the exact 0.887451... is 0.8872). τ stays a float64
     number: it is never cast to a dtype in which it would round to 0 or to a subnormal.
 
     Raises

@@ -112,6 +112,32 @@ def test_float16_example_attention(tau):
     np.testing.assert_array_equal(w, [[0.5, 0, 0.5], [0.5, 0, 0.5]])
 
 
+def test_float16_weights_are_within_one_step_and_rounded_twice():
+    """attn.softmax's docstring: a float16 weight is within one float16 step of the exact softmax, usually the
+    nearest float16 number, but not always (two roundings, float32 then float16)."""
+    def exact(row):  # mpmath at 50 digits, of the float16 logits as they are
+        e = [mpmath.exp(mpmath.mpf(float(x))) for x in row]
+        return [float(v / mpmath.fsum(e)) for v in e]
+
+    rows = (np.random.default_rng(0).normal(size=(20000, 3)) * 4).astype(np.float16)
+    lib = attn.softmax(rows).astype(np.float64)
+    ref = attn.softmax(rows.astype(np.float64))  # within a few float64 ulps of the exact values
+    step = np.spacing(np.abs(ref).astype(np.float16)).astype(np.float64)
+    assert np.all(np.abs(lib - ref) < step)  # within one float16 step, everywhere
+    off = np.flatnonzero((lib != ref.astype(np.float16)).any(axis=1))
+    assert 0 < off.size < 0.01 * len(rows)  # usually the nearest float16, not always
+    # the docstring's example, against mpmath: the float32 result is a float16 midpoint, rounded to even
+    row = np.array([-1.577, 1.782, -0.603], dtype=np.float16)
+    w = attn.softmax(row)
+    true = exact(row)
+    nearest = np.float16(true[1])
+    assert float(w[1]) == 0.8876953125 and float(nearest) == 0.88720703125
+    assert abs(float(w[1]) - true[1]) > abs(float(nearest) - true[1])
+    w32 = attn.softmax(row.astype(np.float32))[1]
+    assert float(w32) == (float(nearest) + float(w[1])) / 2  # exactly the midpoint
+    assert np.array_equal(w[[0, 2]], np.array([true[0], true[2]], dtype=np.float16))
+
+
 @pytest.mark.parametrize("block_size, query_block_size", [(1, None), (2, 1), (512, 1024)])
 def test_float16_example_blocked(block_size, query_block_size):
     Q, K, V = half_precision_example()

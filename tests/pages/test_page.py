@@ -265,3 +265,67 @@ def test_print_signature_folds_between_parameters(capsys):
     assert print_signature(g, prefix="") == "g(x: 'NotAName' = 1)"
     import attn
     assert "scale: float | None = None" in " ".join(print_signature(attn.attention).split())
+
+
+# -- folding printed lines: a short bracketed group is never cut --------------------------------------------------
+def test_fold_keeps_a_pair_or_a_shape_on_one_line(capsys):
+    from attn.page import fold, print_error, print_folded
+
+    # practice-break §7 printed "(3," at the end of a line and "4)" on the next
+    leaks = [(t, t + 1) for t in range(11)]
+    line = f"{'j <= i + 1':17s} -> FAIL, future tokens read: {leaks}"
+    text = print_folded(line, 78, " " * 21)
+    assert capsys.readouterr().out == text + "\n"
+    assert len(text.splitlines()) > 1 and all(len(row) <= 78 for row in text.splitlines())
+    assert " ".join(text.split()) == " ".join(line.split())        # nothing lost or reordered
+    for t, r in leaks:
+        assert f"({t}, {r})" in text                               # every pair whole, on one line
+    import re
+    import textwrap
+    plain = textwrap.fill(line, 78, subsequent_indent=" " * 21)  # what textwrap alone does: "(3," / "4)"
+    assert any(re.search(r"\(\d+,$", row) for row in plain.splitlines())
+    assert not any(re.search(r"\(\d+,$", row) for row in text.splitlines())
+    msg = "X has shape (5, 6) but W_Q has shape (5, 6): the rows of W_Q must match the columns of X, " * 2
+    folded = print_error(ValueError(msg), width=40)
+    assert folded.count("(5, 6)") == 4 and all(len(row) <= 40 for row in folded.splitlines())
+    assert fold("a " * 5 + "[" + "x " * 30 + "]", 30)              # a long group is folded like any text
+    with pytest.raises(ValueError, match="indent"):
+        fold("x", 24, " " * 20)
+
+
+@pytest.mark.parametrize("fmt", [".0e", ".1e", ".2f", ".3f", ".4f", ".2g", ".0f"])
+def test_a_printed_lower_bound_is_never_above_what_it_bounds(fmt):
+    from attn.page import lower_bound
+
+    rng = np.random.default_rng(1)
+    values = np.concatenate([10.0 ** rng.uniform(-12, 3, 300) * rng.choice([-1, 1], 300), [0.99959, 0.99611, 0.0]])
+    for v in values:
+        text = lower_bound(v, fmt)
+        assert float(text) <= v, (v, fmt, text)
+        assert text == f"{v:{fmt}}" or float(f"{v:{fmt}}") > v    # changed only where plain rounding goes above
+    assert lower_bound(0.99959, ".3f") == "0.999" and f"{0.99959:.3f}" == "1.000"
+    with pytest.raises(ValueError, match="finite"):
+        lower_bound(float("nan"))
+
+
+# -- figure text: readable at the size the page shows it ------------------------------------------------------------
+def test_figure_text_px_is_the_size_on_the_page():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from attn.page import FIGURE_COLUMN_PX, MIN_FIGURE_TEXT_PX, figure_text_px
+
+    narrow, ax = plt.subplots(figsize=(5, 3), dpi=100)      # 500 px: shown at its own size
+    ax.set_title("title", fontsize=12)
+    ax.set_xticks([0, 1], ["a", "b"], fontsize=9)
+    sizes = figure_text_px(narrow)
+    assert sizes["title"] == pytest.approx(12 * 100 / 72) and sizes["a"] == pytest.approx(9 * 100 / 72)
+    wide, axes = plt.subplots(1, 4, figsize=(11, 3), dpi=100)  # 1100 px: scaled down to the column
+    axes[0].set_title("j ≤ i", fontsize=9)
+    axes[1].set_visible(False)
+    axes[1].set_title("hidden", fontsize=1)
+    sizes = figure_text_px(wide)
+    assert sizes["j ≤ i"] == pytest.approx(9 * 100 / 72 * FIGURE_COLUMN_PX / 1100)
+    assert sizes["j ≤ i"] < MIN_FIGURE_TEXT_PX                   # the old Fig. 19: too small to read
+    assert "hidden" not in sizes and "" not in sizes
+    plt.close("all")
