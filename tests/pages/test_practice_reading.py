@@ -57,48 +57,6 @@ def prose(text: str) -> str:
     return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
 
 
-# ---------------------------------------------------------------- bounds are rounded the safe way
-# "within", "at most", "no more than", "below", ... followed by a glued number with a format spec: the format
-# rounds to nearest, which can print a bound below the value it bounds ("at most 2e-16" of 2.2e-16). Glue the
-# string of attn.page.upper_bound (lower_bound for "at least", "never less than") or agreement instead.
-# Not a bound: "add up to" (a sum), "about ..." (an approximation), and a declared constant glued by the
-# learner copies (const_..., tol_...), which its format shows exactly.
-BOUND = re.compile(r"(?<!\badd )(?<!\badds )(?<!\bsum )(?<!\bsums )"
-                   r"\b(?:within|below|under|at\s+most|up\s+to|less\s+than|more\s+than|at\s+least|no\s+more\s+than|"
-                   r"no\s+less\s+than|never\s+exceeds?|never\s+less\s+than|bounded\s+by)\s+"
-                   r"\{glue:text\}`(?!const_|tol_)[\w\-]+:[^`]*`", re.I)
-# Pages of other owners that state such bounds today (round g): each is to be glued from upper_bound; remove a
-# page from this set once it is fixed (the test then fails as XPASS, which is the reminder).
-BOUNDS_TO_FIX_ELSEWHERE = {
-    "chapters/apparatus.md", "chapters/mathematics-attention.md", "chapters/mathematics-softmax.md",
-    "chapters/prop1-weighted-average.md", "chapters/prop2-three-projections.md", "chapters/prop3-scaling.md",
-    "chapters/prop4-self-cross.md", "chapters/score-matrix.md", "chapters/theory.md", "exercises/e03-jacobian.md",
-}
-
-
-def rounded_bounds(text: str) -> list[str]:
-    return [" ".join(m.group(0).split()) for m in BOUND.finditer(prose(text))]
-
-
-@pytest.mark.parametrize("page", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="another owner's page, to be fixed"))
-    if str(p.relative_to(ROOT)) in BOUNDS_TO_FIX_ELSEWHERE else p for p in PAGES], ids=ids(PAGES))
-def test_a_bound_is_never_rounded_to_nearest(page):
-    found = rounded_bounds(page.read_text(encoding="utf-8"))
-    assert not found, f"{page.relative_to(ROOT)}: bounds glued with a rounding format:\n" + "\n".join(found)
-
-
-def test_the_bound_rule():
-    assert rounded_bounds("no difference is larger, and they agree within {glue:text}`gap:.0e`.")
-    assert rounded_bounds("moves no weight by more\nthan {glue:text}`err:.1e`")
-    assert rounded_bounds("the output is off by up to {glue:text}`gap:.2f`")
-    assert rounded_bounds("the weight is never less than {glue:text}`w:.4f`")
-    assert not rounded_bounds("they agree within {glue:text}`gap`, at most {glue:text}`bound`")
-    assert not rounded_bounds("the weights add up to {glue:text}`total:.1f`; above about {glue:text}`x:.1f`")
-    assert not rounded_bounds("within {glue:text}`const_E08_WTOL:g` of the target")
-    assert not rounded_bounds("```{code-cell} ipython3\n# within {glue:text}`gap:.0e`\n```\n")
-
-
 # ---------------------------------------------------------------- shown imports are the shown code's
 def unused_shown_imports(text: str) -> list[str]:
     """Names a shown cell imports from attn.page that no shown cell uses (glue_values, agreement, ...)."""
