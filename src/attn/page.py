@@ -192,6 +192,20 @@ def lower_bound(value, fmt: str = ".0e") -> str:
     return text[1:] if text.startswith("-") else ("-" + text if float(text) != 0 else text)
 
 
+def as_math(text):
+    """``text`` as Markdown to glue, every number in e-notation written as math: ``"to within 3e-16"`` becomes
+    ``"to within $3\\times10^{-16}$"`` (and ``1e-05`` becomes ``$10^{-5}$``), so no sentence shows a computer's
+    exponent. Returns an ``IPython.display.Markdown``; glue it with ``{glue:md}`` (``:format: myst``)."""
+    import re
+
+    from IPython.display import Markdown
+
+    def tex(m):
+        mantissa, power = m.group(1), f"10^{{{int(m.group(2))}}}"
+        return f"${power}$" if mantissa == "1" else rf"${mantissa}\times{power}$"
+    return Markdown(re.sub(r"(-?\d+(?:\.\d+)?)e([+-]?\d+)", tex, str(text)))
+
+
 def agreement(gap, fmt: str = ".0e") -> str:
     """Words for how closely two computations agree, to be glued into a sentence such as "they agree {...}".
 

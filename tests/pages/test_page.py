@@ -329,3 +329,10 @@ def test_figure_text_px_is_the_size_on_the_page():
     assert sizes["j ≤ i"] < MIN_FIGURE_TEXT_PX                   # the old Fig. 19: too small to read
     assert "hidden" not in sizes and "" not in sizes
     plt.close("all")
+
+
+def test_as_math_writes_e_notation_as_math():
+    from attn.page import as_math
+
+    assert as_math("to within 3e-16").data == r"to within $3\times10^{-16}$"
+    assert as_math("a gap of 1e-05 and 2.5e+03, no other 3 or 7e").data == r"a gap of $10^{-5}$ and $2.5\times10^{3}$, no other 3 or 7e"
