@@ -324,24 +324,6 @@ def test_the_e_notation_rule():
     assert not e_notation_in_prose("They agree {glue:md}`err:myst`, {glue:text}`n:d` times, {glue:text}`w:.3f`.\n")
 
 
-def test_built_own_pages_show_no_glued_number_in_e_notation(book_build):
-    """On the book this session built (or the one ATTN_BOOK_HTML names), never on a stale build."""
-    import os
-
-    from book import HTML
-
-    html = Path(os.environ["ATTN_BOOK_HTML"]) if os.environ.get("ATTN_BOOK_HTML") else HTML
-    if book_build is not None:
-        assert book_build.returncode == 0, "the book did not build (tests/pages/test_book.py says why)"
-    pages = [html / "chapters" / p.with_suffix(".html").name for p in OWN]
-    pasted = re.compile(r"<span class=\"pasted-[a-z]+\">(?:(?!</span>).)*?\d(?:\.\d+)?e[+-]?\d+(?:(?!</span>).)*?</span>", re.S)
-    found = []
-    for page in pages:
-        text = re.sub(r"<pre.*?</pre>", "", page.read_text(encoding="utf-8"), flags=re.S)
-        found += [f"{page.name}: {m.group(0)[:100]!r}" for m in pasted.finditer(text)]
-    assert not found, "\n".join(found)
-
-
 # ---------------------------------------------------------------- a shown comment types no computed number
 DECIMAL = re.compile(r"(?<![\w.^{])\d+\.\d+(?:e[+-]?\d+)?(?![\w.])|(?<![\w.^{])\d+e[+-]?\d+(?![\w.])")
 
