@@ -526,8 +526,9 @@ _VARIANCE_HINTS = (
     "q·k = q_1 k_1 + … + q_dk k_dk. For independent mean-0 factors, Var(q_a k_a) = E[q_a²] E[k_a²] = σ_q² σ_k².",
     "The d_k products are independent, so their variances add: Var(q·k) = d_k σ_q² σ_k².",
     "Var(c ξ) = c² Var(ξ). With c = 1/√d_k, c² = 1/d_k.",
-    "To simulate: rng = np.random.default_rng(0); q = rng.normal(0, σ_q, size=(100_000, d_k)) (σ_q is the standard "
-    "deviation); the same for k with σ_k; then np.var((q * k).sum(axis=1)).",
+    "To simulate: rng = np.random.default_rng(0); q = rng.normal(0, np.sqrt(var_q), size=(100_000, d_k)) (NumPy's "
+    "scale is the standard deviation, σ_q = √var_q); the same for k with np.sqrt(var_k); then "
+    "np.var((q * k).sum(axis=1)).",
 )
 
 
