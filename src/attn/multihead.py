@@ -2,7 +2,8 @@
 
 Row convention as in the rest of :mod:`attn`: a sequence is a matrix X of shape
 (T, d_model), one row per token. Heads are stacked along a new leading axis,
-so the h heads of a (T, h·d_k) matrix form an array of shape (h, T, d_k).
+so the h heads of a (T, h·d_k) matrix of projected tokens (Q = X W_Q, say) form an
+array of shape (h, T, d_k).
 
 References
 ----------
@@ -48,54 +49,62 @@ def _per_head_width(name: str, width: int, h: int, per_head: str = "") -> int:
     return width // h
 
 
-def split_heads(X, h: int) -> np.ndarray:
-    """Split the columns of X into h heads: (T, d_model) -> (h, T, d_k), d_k = d_model / h.
+def split_heads(Q, h: int) -> np.ndarray:
+    """Split the columns of Q into h heads: (T, h·d_k) -> (h, T, d_k).
 
-    Head a, row t is ``X[t, a*d_k:(a+1)*d_k]``: the a-th block of token t's features.
-    It takes a reshape *then* a transpose: ``X.reshape(T, h, d_k).transpose(1, 0, 2)``.
+    Q is the projected queries Q = X W_Q (or the keys K = X W_K, or the values V = X W_V, with d_v
+    for d_k): any matrix whose width h divides. Head a (counting from 0), row t is
+    ``Q[t, a*d_k:(a+1)*d_k]``: the a-th block of d_k columns of token t. Vaswani et al. take
+    d_k = d_model / h, but nothing here needs it.
+    It takes a reshape *then* a transpose: ``Q.reshape(T, h, d_k).transpose(1, 0, 2)``.
     Reshaping straight to (h, T, d_k) would cut the flattened matrix in the wrong order
     and mix tokens into the wrong rows.
 
     Parameters
     ----------
-    X : array_like, shape (T, d_model), real
-    h : int >= 1, number of heads; must divide d_model.
+    Q : array_like, shape (T, h·d_k), real
+    h : int >= 1, number of heads; must divide the width of Q.
 
     Returns
     -------
-    ndarray, shape (h, T, d_k), X's float dtype (integers give float64): a view, no arithmetic,
+    ndarray, shape (h, T, d_k), Q's float dtype (integers give float64): a view, no arithmetic,
     so every dtype (float16, bfloat16, float32, float64) passes through unchanged.
 
     Raises
     ------
     ValueError
-        X is not a non-empty matrix (its shape is named); h < 1; d_model not divisible by h.
+        Q is not a non-empty matrix (its shape is named); h < 1; Q's width not divisible by h.
     TypeError
-        X is not real-valued, or h is not an integer.
+        Q is not real-valued, or h is not an integer.
     """
     h = check_count("the number of heads h", h)
-    X = as_float_array("X", X, ndim=2)
-    T, d_model = X.shape
-    d_k = _per_head_width("X", d_model, h)
-    return X.reshape(T, h, d_k).transpose(1, 0, 2)  # (T, d_model) -> (T, h, d_k) -> (h, T, d_k)
+    Q = as_float_array("Q", Q, ndim=2)
+    T, width = Q.shape
+    d_k = _per_head_width("Q", width, h)
+    return Q.reshape(T, h, d_k).transpose(1, 0, 2)  # (T, h·d_k) -> (T, h, d_k) -> (h, T, d_k)
 
 
-def merge_heads(H) -> np.ndarray:
+def merge_heads(heads) -> np.ndarray:
     """Inverse of :func:`split_heads`: (h, T, d_k) -> (T, h·d_k), heads side by side.
 
-    Row t is ``concat(H[0, t], H[1, t], …, H[h-1, t])`` (the Concat of Vaswani et al. §3.2.2).
-    Returns H's float dtype (integers give float64); no arithmetic, so every dtype passes unchanged.
+    Row t is ``concat(heads[0, t], heads[1, t], …, heads[h-1, t])`` (the Concat of Vaswani et
+    al. §3.2.2). Returns the float dtype of ``heads`` (integers give float64); no arithmetic, so
+    every dtype passes unchanged.
+
+    Parameters
+    ----------
+    heads : array_like, shape (h, T, d_k), real
 
     Raises
     ------
     ValueError
-        H is not a non-empty 3-dimensional array (its shape is named).
+        heads is not a non-empty 3-dimensional array (its shape is named).
     TypeError
-        H is not real-valued.
+        heads is not real-valued.
     """
-    H = as_float_array("H", H, ndim=3)
-    h, T, d_k = H.shape
-    return H.transpose(1, 0, 2).reshape(T, h * d_k)  # (h, T, d_k) -> (T, h, d_k) -> (T, h·d_k)
+    heads = as_float_array("heads", heads, ndim=3)
+    h, T, d_k = heads.shape
+    return heads.transpose(1, 0, 2).reshape(T, h * d_k)  # (h, T, d_k) -> (T, h, d_k) -> (T, h·d_k)
 
 
 def multi_head_attention(X, W_Q, W_K, W_V, W_O, h: int, mask=None) -> MultiHeadAttention:

@@ -5,7 +5,9 @@ numbers by these functions and glued into the page (``{glue:md}`` with ``:format
 computes the route itself with :mod:`attn` and returns one Markdown string; nothing is printed.
 
 Numbers are written as a reader would write them: whole numbers and halves exactly, other given numbers
-to 4 decimals, exponentials and their sums to 4 decimals, weights and outputs to 2.
+to 4 decimals, exponentials and their sums to 4 decimals, weights and outputs to 2. Every route subtracts the
+row's largest score before exponentiating, as the hints advise: it changes no weight, and it keeps every
+exponential at most 1 (``e^{4/0.25}`` would be 8886110.5205), so the numbers stay the size of a paper computation.
 """
 from __future__ import annotations
 
@@ -26,6 +28,16 @@ def _num(x) -> str:
 
 def _vec(v) -> str:
     return "(" + ", ".join(_num(x) for x in v) + ")"
+
+
+def _minus(x) -> str:
+    """`` - x`` as a formula writes it: ``- 4``, or ``- (-1)`` for a negative ``x``."""
+    return f" - {_num(x)}" if x >= 0 else f" - ({_num(x)})"
+
+
+def _exp_text(v: float) -> str:
+    """An exponential of a score less the row's largest: exactly 1 for the largest, else to 4 decimals."""
+    return "= 1" if v == 1.0 else f"\\approx {v:.4f}"
 
 
 def _matrix(name: str, a, ndim: int) -> np.ndarray:
@@ -65,22 +77,24 @@ def attention_route(i: int, Q, K, V) -> str:
     for j, k in enumerate(K):
         terms = " + ".join(f"{_num(a)}\\cdot{_num(b)}" for a, b in zip(q, k))
         dots.append(f"$q_{n}\\cdot k_{j + 1} = {terms} = {_num(q @ k)}$")
-    e = np.exp(S[i])
+    top = S[i].max()
+    e = np.exp(S[i] - top)  # (T_k,): at most 1, exactly 1 for the largest score
     row_scores = ", ".join(f"$s_{{{n}{j + 1}}} = {_num(S[i, j])}$" for j in range(len(K)))
-    exps = ", ".join(f"$e^{{s_{{{n}{j + 1}}}}} \\approx {e[j]:.4f}$" for j in range(len(K)))
+    exps = ", ".join(f"$e^{{s_{{{n}{j + 1}}}{_minus(top)}}} {_exp_text(e[j])}$" for j in range(len(K)))
     weights = ", ".join(f"$w_{{{n}{j + 1}}} \\approx {W[i, j]:.2f}$" for j in range(len(K)))
     mix = " + ".join(f"${W[i, j]:.4f}\\,{_vec(V[j])}$" for j in range(len(K)))  # one formula per term: lines may break
     return (f"**Scores, query {n}.** The query is $q_{n} = {_vec(q)}$; its dot products with the keys are "
             + "; ".join(dots) + f". Divided by $\\sqrt{{d_k}} = {_num(np.sqrt(d_k))}$ they give " + row_scores
             + ".\n\n"
-            f"**Weights, query {n}.** The exponentials are " + exps + f", which add up to {e.sum():.4f}; dividing "
-            "each by that sum gives " + weights + " (they sum to 1 before rounding).\n\n"
+            f"**Weights, query {n}.** Subtract the largest score, {_num(top)}, first (it changes no weight and "
+            "keeps the numbers small): the exponentials are " + exps + f", which add up to {e.sum():.4f}; "
+            "dividing each by that sum gives " + weights + " (they sum to 1 before rounding).\n\n"
             f"**Output, query {n}.** Row {n} of the output is the weighted average of the value rows: "
             f"$o_{n} = \\sum_j w_{{{n}j}}v_j$ = {mix} $\\approx (" + ", ".join(f"{x:.2f}" for x in O[i]) + ")$.")
 
 
 def temperature_route(s, taus) -> str:
-    """One list item per temperature: the exponentials of ``s / τ``, their sum and the weights.
+    """One list item per temperature: the exponentials of ``(s - s_max) / τ``, their sum and the weights.
 
     Parameters
     ----------
@@ -97,21 +111,23 @@ def temperature_route(s, taus) -> str:
         If ``s`` is not a finite 1-D array, or a τ is not a positive finite number (the message names it).
     """
     s = _matrix("s", s, 1)
+    top = s.max()
     lines = []
     for t in taus:
         if not (np.isfinite(t) and t > 0):
             raise ValueError(f"taus must hold positive finite temperatures; got {t!r}")
-        e = np.exp(s / t)  # (T_k,)
+        e = np.exp((s - top) / t)  # (T_k,): at most 1, exactly 1 for the largest score
         w = softmax(s, tau=t)
-        exps = ", ".join(f"e^{{{x:g}/{float(t):g}}} \\approx {v:.4f}" for x, v in zip(s, e))
-        lines.append(f"- $\\tau = {float(t):g}$: ${exps}$, sum {e.sum():.4f}, so the weights are "
+        exps = ", ".join(f"$e^{{({_num(x)}{_minus(top)})/{float(t):g}}} {_exp_text(v)}$" for x, v in zip(s, e))
+        lines.append(f"- $\\tau = {float(t):g}$: {exps}, sum {e.sum():.4f}, so the weights are "
                      + ", ".join(f"{v:.2f}" for v in w) + ".")
-    return "\n".join(lines)
+    return (f"The largest score is {_num(top)}; subtracting it from every score first changes no weight and keeps "
+            "every exponential at most 1.\n\n" + "\n".join(lines))
 
 
 def causal_route(S, V) -> str:
-    """One list item per row of a causally masked attention: the scores it may read, their exponentials and
-    sum, the weights and the output row.
+    """One list item per row of a causally masked attention: the scores it may read, their exponentials (the
+    largest of them subtracted first) and sum, the weights and the output row.
 
     Parameters
     ----------
@@ -136,11 +152,12 @@ def causal_route(S, V) -> str:
     lines = []
     for i in range(T):
         kept = S[i, : i + 1]  # the scores row i may read: keys 1 … i+1
-        e = np.exp(kept)
+        e = np.exp(kept - kept.max())  # at most 1: the largest score it may read subtracted first
         mix = " + ".join(f"${W[i, j]:.4f}\\,{_vec(V[j])}$" for j in range(i + 1))
         reads = f"keys 1 to {i + 1}" if i else "key 1 only"
         lines.append(f"- Row {i + 1} reads {reads}: scores " + ", ".join(f"{x:g}" for x in kept)
-                     + (", exponentials " + ", ".join(f"{v:.4f}" for v in e) + f" (sum {e.sum():.4f})" if i else "")
+                     + (f"; less the largest, {_num(kept.max())}, their exponentials "
+                        + ", ".join("1" if v == 1.0 else f"{v:.4f}" for v in e) + f" (sum {e.sum():.4f})" if i else "")
                      + ", weights " + ", ".join(f"{v:.2f}" for v in W[i, : i + 1])
                      + f"; output {mix} $\\approx (" + ", ".join(f"{x:.2f}" for x in O[i]) + ")$.")
     return "\n".join(lines)

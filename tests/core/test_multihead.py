@@ -107,7 +107,7 @@ def test_float32_stays_float32():
 def test_width_not_divisible_by_h():
     with pytest.raises(ValueError, match=r"width 6.*h = 4.*not divisible"):
         multi_head_attention(np.ones((2, 6)), np.ones((6, 6)), np.ones((6, 6)), np.ones((6, 6)), np.ones((6, 6)), 4)
-    with pytest.raises(ValueError, match=r"X has width 5, which h = 2"):
+    with pytest.raises(ValueError, match=r"Q has width 5, which h = 2"):
         split_heads(np.ones((3, 5)), 2)
 
 
@@ -166,5 +166,5 @@ def test_bad_h_and_bad_mask():
         multi_head_attention(X, W, W, W, W, 2, mask=np.tril(np.ones((3, 3), dtype=bool), k=-1))
     with pytest.raises(ValueError, match="must be finite"):
         multi_head_attention(np.full((3, 4), np.nan), W, W, W, W, 2)
-    with pytest.raises(ValueError, match=r"H must be 3-dimensional.*shape \(3, 4\)"):
+    with pytest.raises(ValueError, match=r"heads must be 3-dimensional.*shape \(3, 4\)"):
         merge_heads(np.ones((3, 4)))

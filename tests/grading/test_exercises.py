@@ -58,11 +58,11 @@ def jac(x, tau=1.0, kind="right"):
             "no_tau": D - O}[kind]
 
 
-def safe(Q, K, V, mask=None, fill=-np.inf, zero_empty=True, shift=True):
+def safe(Q, K, V, mask=None, fill=-np.inf, zero_empty=True, shift=True, keepdims=True):
     Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
     S = Q @ K.T / math.sqrt(Q.shape[1])
     mask = np.ones(S.shape, bool) if mask is None else np.asarray(mask)
-    empty = ~mask.any(axis=1, keepdims=True)
+    empty = ~mask.any(axis=1, keepdims=keepdims)  # keepdims=False: a (T_q,) vector, broadcast along the keys
     S = np.where(mask, S, fill)
     if zero_empty:
         S = np.where(empty, 0.0, S)
@@ -244,6 +244,7 @@ HINT_TABLE = [
     ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: safe(Q, K, V, mask, zero_empty=False, shift=False)),
      "broken"),
     ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: safe(Q, K, V, mask, shift=False)), "unstable"),
+    ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: safe(Q, K, V, mask, keepdims=False)), "no_keepdims"),
     ("E10", "safe_attention", lambda d: (lambda Q, K, V, mask=None: np.nan_to_num(
         safe(Q, K, V, mask, zero_empty=False, shift=False))), "nan_to_num"),
 ]

@@ -142,6 +142,8 @@ def test_e08_states_when_the_two_key_formula_has_a_solution():
     """τ = Δ / log(w*/(1 − w*)) is positive and finite only for 1/2 < w* < 1 (finding 3)."""
     two_keys = _solution("e08-temperature.md").split("**Four keys.**")[0]
     assert "$1/2 < w^* < 1$" in two_keys
+    # and only when the two scores differ: tied scores give 1/2 at every τ (reader s5, finding 8)
+    assert "When the two scores differ ($\\Delta > 0$)" in two_keys and "Tied scores ($\\Delta = 0$)" in two_keys
     assert "(1/T_k" not in two_keys  # the four-key range is the four-key paragraph's
 
 

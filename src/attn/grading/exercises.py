@@ -279,7 +279,7 @@ E03 = exercise(3, "jacobian", "The softmax Jacobian",
         "Write w_i = u_i / Σ with u_i = exp(x_i/τ) and Σ = Σ_l u_l. Differentiate with the quotient rule: "
         "∂w_i/∂x_j has one term from the numerator (only when i = j) and one from the sum Σ.",
         "The result is ∂w_i/∂x_j = (δ_ij w_i − w_i w_j)/τ, where δ_ij is 1 if i = j and 0 otherwise. In matrix "
-        "form: (np.diag(w) − np.outer(w, w)) / tau.",
+        "form: (np.diag(w) - np.outer(w, w)) / tau.",
         "Compute w with a stable softmax (your E01 function, or attn.softmax); at x = (1e4, 0, −1e4) the Jacobian is "
         "all zeros, not NaN.",
     ),
@@ -430,7 +430,9 @@ E05 = exercise(5, "masks", "Choose the mask for a rule",
         f"The window: j ≤ i and j ≥ i − {_W1}. Check row 0 (only column 0), row {_W1} (columns "
         f"{', '.join(str(j) for j in range(_W1 + 1))}) and row {_E05_LAST} (columns "
         f"{', '.join(str(j) for j in range(_E05_LAST - _W1, _E05_LAST + 1))}).",
-        f"Padding: only the keys are masked, so the mask depends on j alone: j < {_E05.n_real} in every row.",
+        f"Padding: only the keys are masked, so the mask depends on j alone, the same in every row. With the grids, "
+        f"j < {_E05.n_real} is one row, of shape (1, T): repeat it in all {_E05.T} rows, "
+        f"np.repeat(j < {_E05.n_real}, {_E05.T}, axis=0), for the T × T array the question asks for.",
     ),
 )
 
@@ -606,8 +608,8 @@ E07 = exercise(7, "variance", "Var(q·k) grows linearly with the head width: a s
         f"np.var of those n numbers estimates Var(q·k). Repeat for each d_k in {E07_DKS}.",
         f"With n = {E07_N:,} the estimates wobble a little from one run to the next: the checker allows "
         f"{E07_RTOL:.0%} on each variance and {E07_SLOPE_ATOL:g} on the slope.",
-        "The slope: a straight-line fit (np.polyfit with degree 1) of the logarithm of the variances against the "
-        "logarithm of d_k; its first coefficient.",
+        "The slope: the least-squares line (np.polyfit with degree 1) fitted to the logarithm of the variances "
+        "against the logarithm of d_k; its first coefficient.",
     ),
 )
 
@@ -658,9 +660,9 @@ E08 = exercise(8, "temperature", "Find the temperature for a target weight",
                          "That τ would be right if the temperature multiplied the scores. It divides: "
                          f"softmax(s / τ). Solve 1 / (1 + exp(−{_D2}/τ)) = {_W} for τ."),
                  Mistake("log_target", lambda ns: (ns.s2[0] - ns.s2[1]) / math.log(1.0 / (1.0 - ns.target)),
-                         f"Close. This is the τ that e^{{−{_D2}/τ}} = 1 − {_W} gives: if that is how you rearranged, "
-                         f"e^{{−{_D2}/τ}} is not 1 − {_W}. Rearrange 1 / (1 + e^{{−{_D2}/τ}}) = {_W} one step at a "
-                         f"time: first 1 + e^{{−{_D2}/τ}} = 1/{_W}, then e^{{−{_D2}/τ}} on its own, then the "
+                         f"Close. This is the τ that exp(−{_D2}/τ) = 1 − {_W} gives: if that is how you rearranged, "
+                         f"exp(−{_D2}/τ) is not 1 − {_W}. Rearrange 1 / (1 + exp(−{_D2}/τ)) = {_W} one step at a "
+                         f"time: first 1 + exp(−{_D2}/τ) = 1/{_W}, then exp(−{_D2}/τ) on its own, then the "
                          "logarithm.", atol=E08_SLIP_ATOL),
              ]),
         Part("tau", lambda ns: _solve_tau(ns.s4, ns.target), what="τ, a number",
@@ -675,9 +677,9 @@ E08 = exercise(8, "temperature", "Find the temperature for a target weight",
              ]),
     ],
     hints=(
-        f"Two keys with scores {E08_S2[0]:g} and {E08_S2[1]:g}: the largest weight is e^{{{_D2}/τ}} / "
-        f"(e^{{{_D2}/τ}} + 1) = 1 / (1 + e^{{−{_D2}/τ}}).",
-        f"Set that to {_W} and get e^{{−{_D2}/τ}} on its own first (it is a ratio of the two weights); then take "
+        f"Two keys with scores {E08_S2[0]:g} and {E08_S2[1]:g}: the largest weight is exp({_D2}/τ) / "
+        f"(exp({_D2}/τ) + 1) = 1 / (1 + exp(−{_D2}/τ)).",
+        f"Set that to {_W} and get exp(−{_D2}/τ) on its own first (it is a ratio of the two weights); then take "
         "logarithms and solve for τ.",
         "Four keys: there is no formula, but the largest weight falls steadily as τ grows. Try τ = 0.1 and τ = 10, "
         f"then halve the interval (bisection) until the weight is {_W} to three decimals.",
@@ -689,11 +691,11 @@ E08 = exercise(8, "temperature", "Find the temperature for a target weight",
 # ----------------------------------------------------------------------------- E09 split heads
 
 def e09_split_cases(ns) -> list:
-    X = np.arange(24, dtype=np.float64).reshape(4, 6)  # T = 4, d_model = 6
+    Q = np.arange(24, dtype=np.float64).reshape(4, 6)  # T = 4, h·d_k = 6 columns
     rng = np.random.default_rng(9)
     return [
-        (X, 2),  # h = 2, d_k = 3
-        (X, 3),  # h = 3, d_k = 2
+        (Q, 2),  # h = 2, d_k = 3
+        (Q, 3),  # h = 3, d_k = 2
         (rng.normal(size=(5, 8)), 4),
         (rng.normal(size=(3, 4)).astype(np.float32), 1),
     ]
@@ -707,40 +709,40 @@ E09 = exercise(9, "heads", "Split and merge heads",
     data=lambda rng: {},
     parts=[
         Part("split_heads", lambda ns: attn.split_heads, kind="function", what="the heads (h, T, d_k)",
-             cases=e09_split_cases, praise="Head a holds columns a·d_k … (a+1)·d_k − 1 of every token.",
+             cases=e09_split_cases, praise="Head a (counting from 0) holds columns a·d_k … (a+1)·d_k − 1 of every token.",
              mistakes=[
-                 Mistake("reshape_no_transpose", lambda ns: (lambda X, h: np.asarray(X).reshape(
-                     h, X.shape[0], X.shape[1] // h)),
-                         "The right shape, but tokens are mixed into the wrong heads: reshaping (T, d_model) straight "
+                 Mistake("reshape_no_transpose", lambda ns: (lambda Q, h: np.asarray(Q).reshape(
+                     h, Q.shape[0], Q.shape[1] // h)),
+                         "The right shape, but tokens are mixed into the wrong heads: reshaping (T, h·d_k) straight "
                          "to (h, T, d_k) cuts the rows in reading order. Reshape to (T, h, d_k) first, then "
                          ".transpose(1, 0, 2)."),
-                 Mistake("interleaved", lambda ns: (lambda X, h: np.asarray(X).reshape(
-                     X.shape[0], X.shape[1] // h, h).transpose(2, 0, 1)),
+                 Mistake("interleaved", lambda ns: (lambda Q, h: np.asarray(Q).reshape(
+                     Q.shape[0], Q.shape[1] // h, h).transpose(2, 0, 1)),
                          "Your heads take every h-th column (interleaved). Head a is a contiguous block of d_k "
                          "columns: reshape to (T, h, d_k), not (T, d_k, h)."),
-                 Mistake("no_transpose", lambda ns: (lambda X, h: np.asarray(X).reshape(
-                     X.shape[0], h, X.shape[1] // h)),
+                 Mistake("no_transpose", lambda ns: (lambda Q, h: np.asarray(Q).reshape(
+                     Q.shape[0], h, Q.shape[1] // h)),
                          "You reshaped to (T, h, d_k) but did not move the head axis first: .transpose(1, 0, 2) "
                          "gives (h, T, d_k)."),
              ]),
         Part("merge_heads", lambda ns: attn.merge_heads, kind="function", what="the merged matrix (T, h·d_k)",
-             cases=e09_merge_cases, praise="merge_heads(split_heads(X, h)) gives X back.",
+             cases=e09_merge_cases, praise="merge_heads(split_heads(Q, h)) gives Q back.",
              mistakes=[
-                 Mistake("reshape_no_transpose", lambda ns: (lambda H: np.asarray(H).reshape(
-                     H.shape[1], H.shape[0] * H.shape[2])),
+                 Mistake("reshape_no_transpose", lambda ns: (lambda heads: np.asarray(heads).reshape(
+                     heads.shape[1], heads.shape[0] * heads.shape[2])),
                          "The right shape, but the entries are in the wrong places: move the token axis first "
                          "(.transpose(1, 0, 2) gives (T, h, d_k)), then reshape to (T, h·d_k)."),
-                 Mistake("transpose_no_reshape", lambda ns: (lambda H: np.asarray(H).transpose(1, 0, 2)),
+                 Mistake("transpose_no_reshape", lambda ns: (lambda heads: np.asarray(heads).transpose(1, 0, 2)),
                          "Half way: you moved the token axis first, (T, h, d_k), but a reshape is missing. "
                          ".reshape(T, h·d_k) then puts each token's h heads side by side in one row."),
-                 Mistake("stacked", lambda ns: (lambda H: np.concatenate(list(np.asarray(H)), axis=0)),
+                 Mistake("stacked", lambda ns: (lambda heads: np.concatenate(list(np.asarray(heads)), axis=0)),
                          "You stacked the heads on top of each other (h·T rows). They go side by side: row t is "
-                         "concat(H[0, t], …, H[h−1, t])."),
+                         "heads[0, t], …, heads[h − 1, t] one after another (np.concatenate of them)."),
              ]),
     ],
     hints=(
-        "Head a of token t is X[t, a*d_k:(a+1)*d_k], with d_k = d_model // h.",
-        "X.reshape(T, h, d_k) cuts each row into h blocks: entry [t, a] is token t's a-th block.",
+        "Head a of token t is Q[t, a*d_k:(a+1)*d_k], with d_k = Q.shape[1] // h (h must divide the columns).",
+        "Q.reshape(T, h, d_k) cuts each row into h blocks: entry [t, a] is token t's block a.",
         "Then .transpose(1, 0, 2) puts the head axis first: (h, T, d_k). Reshaping straight to (h, T, d_k) "
         "mixes tokens.",
         "merge_heads undoes split_heads: undo its two steps in the reverse order. Which axis has to come first "
@@ -769,19 +771,24 @@ def _safe(Q, K, V, mask=None):
 
 
 def _e10_wrong(kind):
-    """The page's broken function ("as_given": no max shift, no care for empty rows) and two half repairs."""
+    """The page's broken function ("as_given": no max shift, no care for empty rows) and half repairs, among them
+    "no_keepdims": the empty rows found as a (T_q,) vector, which np.where broadcasts along the keys."""
     def f(Q, K, V, mask=None):
         Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
         S = Q @ K.T / math.sqrt(Q.shape[-1])  # (T_q, d_k) @ (d_k, T_k) -> (T_q, T_k)
         if mask is not None:
             S = np.where(mask, S, -1e9 if kind == "big_negative" else -np.inf)
         empty = ~np.isfinite(S).any(axis=-1, keepdims=True)  # (T_q, 1): rows with no key to read
+        if kind == "no_keepdims":
+            # (T_q,): broadcast against (T_q, T_k) it selects keys (columns), not queries (rows)
+            empty = ~np.asarray(mask, dtype=bool).any(axis=-1) if mask is not None else np.zeros(S.shape[0], bool)
+            S = np.where(empty, 0.0, S)
         with np.errstate(all="ignore"):
-            if kind == "big_negative":
+            if kind in ("big_negative", "no_keepdims"):
                 S = S - S.max(axis=-1, keepdims=True)
             W = np.exp(S)
             W = W / W.sum(axis=-1, keepdims=True)
-        if kind == "unstable":
+        if kind in ("unstable", "no_keepdims"):
             W = np.where(empty, 0.0, W)
         if kind == "nan_to_num":
             return np.nan_to_num(W @ V)
@@ -833,7 +840,14 @@ E10 = exercise(10, "nan", "Break it: why is the output NaN?",
                          "key to read on purpose, and subtract each row's largest score before exponentiating."),
                  Mistake("broken", lambda ns: _e10_wrong("as_given"),
                          "This still gives NaN for a query whose keys are all masked. Find those rows "
-                         "(~mask.any(axis=-1)) and set their weights (or outputs) to 0."),
+                         "(empty = ~mask.any(axis=-1, keepdims=True), a (T_q, 1) column) and set their weights "
+                         "(or outputs) to 0."),
+                 Mistake("no_keepdims", lambda ns: _e10_wrong("no_keepdims"),
+                         "Your rows with nothing to read are found, but as a vector of shape (T_q,): "
+                         "np.where(empty, 0.0, S) then broadcasts it along the last axis, so it picks columns "
+                         "(keys), not rows (queries), and changes the scores of a key for every query. Keep the "
+                         "reduced axis: empty = ~mask.any(axis=-1, keepdims=True) is a (T_q, 1) column, which "
+                         "broadcasts across each row."),
                  Mistake("unstable", lambda ns: _e10_wrong("unstable"),
                          "The empty row is handled, but large scores still overflow: subtract each row's largest "
                          "finite score before exponentiating."),
@@ -843,8 +857,9 @@ E10 = exercise(10, "nan", "Break it: why is the output NaN?",
         "Print the masked scores, np.where(mask, S, -np.inf). Which row is special?",
         "Row 0 of the mask is all False: token 0 is padding, and the causal rule lets query 0 read only key 0. "
         "exp(−∞) = 0 for every entry, the row sum is 0, and 0/0 = NaN.",
-        "To repair it: find the empty rows, empty = ~mask.any(axis=-1); give them any finite scores (say 0) before "
-        "the softmax, then set their weights to 0 after it.",
+        "To repair it: find the empty rows, empty = ~mask.any(axis=-1, keepdims=True), a (T_q, 1) column "
+        "(keepdims=True keeps it a column, so that np.where(empty, ...) picks rows, not keys); give them any "
+        "finite scores (say 0) before the softmax, then set their weights to 0 after it.",
         "Keep the softmax stable: subtract each row's maximum (over the finite scores) before np.exp.",
     ),
 )

@@ -127,7 +127,8 @@ class Item:
     """A problem, variant or exercise: its data, its parts, its hints.
 
     ``data(rng)`` returns a dict of the given arrays; ``rng`` is ``None`` for a
-    fixed problem and a ``numpy.random.Generator`` for a variant (``kind="variant"``).
+    fixed problem and a ``numpy.random.Generator`` for a variant (``kind="variant"``),
+    ``default_rng(seed)``, or ``default_rng([seed, *stream])`` for a variant with a ``stream`` of its own.
     Rows, columns and entries are counted in messages as the page counts them:
     from 1 for problems and variants, from 0 for exercises (``counts_from``).
     """
@@ -140,6 +141,9 @@ class Item:
     hints: Sequence[str] = ()
     kind: str = "problem"
     of: str | None = None  # a variant: the problem it varies
+    # a variant's own random stream: its numbers come from default_rng([seed, *stream]) (default_rng(seed) when
+    # empty), so that two variants given the same seed do not draw the same integers
+    stream: tuple[int, ...] = ()
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -179,7 +183,7 @@ class Item:
         """The data and every expected answer, computed by attn (cached per seed)."""
         key = seed if self.seeded else None
         if key not in self._cache:
-            rng = np.random.default_rng(seed) if self.seeded else None
+            rng = (np.random.default_rng([seed, *self.stream] if self.stream else seed)) if self.seeded else None
             ns = SimpleNamespace(**self.data(rng))
             for p in self.parts:
                 setattr(ns, p.name, p.expected(ns))

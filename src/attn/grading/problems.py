@@ -5,6 +5,7 @@ numeric is stored except the given matrices of the fixed problems.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -89,6 +90,20 @@ def output_mistakes() -> list[Mistake]:
         Mistake("scores_times_v", lambda ns: np.where(getattr(ns, "mask", True), S(ns), 0.0) @ ns.V,
                 "You multiplied the scores by V. Turn the scores into weights with a softmax first."),
     ]
+
+
+def no_exp_output_mistake() -> Mistake:
+    """The output from weights made without the exponential. Declared for B04/V04, so that V04 never draws numbers
+    where that output passes on the tolerance carried from the weights (seed 283 of V04's own stream did: a column
+    of V all ones, and the other column barely moved by the weights). Not declared for V01, which in seeds 0–2999
+    never draws such numbers: declaring it there would change V01's numbers for 19 of those seeds."""
+    def answer(ns):
+        S = ns.Q @ ns.K.T / _sqrt_dk(ns)  # (T_q, T_k)
+        return S / S.sum(axis=1, keepdims=True) @ ns.V
+    return Mistake("no_exp", answer,
+                   "This output comes from weights made without the exponential (each score divided by its row "
+                   "sum). Exponentiate the scores first, divide by the row sum of the exponentials, then multiply "
+                   "by V.")
 
 
 # ----------------------------------------------------------------------------- steps (follow-through marking)
@@ -181,16 +196,21 @@ def _ints(rng, low, high, shape) -> np.ndarray:
 
 
 def problem_and_variant(number: int, slug: str, title: str, variant_title: str, data, draw, parts,
-                        hints) -> tuple[Item, Item]:
+                        hints, own_stream: bool = False) -> tuple[Item, Item]:
     """Problem B<number> and its variant V<number>, declared once and registered: the same parts (``parts()``, a
     fresh list for each) and hints; the problem on its fixed ``data()``, the variant on numbers ``draw(rng)`` makes
     from its seed, drawn again until the parts' answers are distinct (:func:`_draw_until_distinct`). Pages
-    ``exercises/b<number>-<slug>`` and ``exercises/v<number>-<slug>``."""
+    ``exercises/b<number>-<slug>`` and ``exercises/v<number>-<slug>``.
+
+    ``own_stream``: the variant draws from ``default_rng([seed, number])`` instead of ``default_rng(seed)``. V03
+    and V04 do: drawn from ``default_rng(seed)`` like V01, their integers were V01's for every seed (the same
+    first rows three times). V01 and V02 keep ``default_rng(seed)``, so that their numbers for a seed never change."""
     b, v = f"B{number:02d}", f"V{number:02d}"
     problem = register(Item(id=b, title=title, page=f"exercises/{b.lower()}-{slug}", data=data, parts=parts(),
                             hints=hints))
     variant = register(Item(id=v, title=variant_title, page=f"exercises/{v.lower()}-{slug}", kind="variant", of=b,
-                            data=lambda rng: _draw_until_distinct(rng, draw, parts()), parts=parts(), hints=hints))
+                            data=lambda rng: _draw_until_distinct(rng, draw, parts()), parts=parts(), hints=hints,
+                            stream=(number,) if own_stream else ()))
     return problem, variant
 
 
@@ -416,7 +436,7 @@ def v03_draw(r) -> dict:
 
 
 B03, V03 = problem_and_variant(3, "causal-mask", "A causal mask on four tokens", "A causal mask, fresh numbers",
-                               b03_data, v03_draw, _causal_parts, _CAUSAL_HINTS)
+                               b03_data, v03_draw, _causal_parts, _CAUSAL_HINTS, own_stream=True)
 
 
 # ----------------------------------------------------------------------------- B04 / V04: cross-attention
@@ -434,8 +454,10 @@ def _cross_hints(data: dict) -> tuple[str, ...]:
 
 def _cross_parts() -> list[Part]:
     T_q, T_k = (b04_data()[name].shape[0] for name in ("Q", "K"))
-    return _qkv_parts(f"{T_q} rows, one per query; each sums to 1 over the {T_k} keys (up to rounding).",
-                      "One output row per query: cross-attention keeps the length of the querying sequence.")
+    parts = _qkv_parts(f"{T_q} rows, one per query; each sums to 1 over the {T_k} keys (up to rounding).",
+                       "One output row per query: cross-attention keeps the length of the querying sequence.")
+    output = parts[-1]
+    return parts[:-1] + [dataclasses.replace(output, mistakes=[*output.mistakes, no_exp_output_mistake()])]
 
 
 def b04_data(rng=None) -> dict:
@@ -452,7 +474,7 @@ def v04_draw(r) -> dict:
 
 B04, V04 = problem_and_variant(4, "cross-attention", "Cross-attention: two queries, three keys",
                                "Cross-attention, fresh numbers", b04_data, v04_draw, _cross_parts,
-                               _cross_hints(b04_data()))
+                               _cross_hints(b04_data()), own_stream=True)
 
 
 # ----------------------------------------------------------------------------- B05: variance of a dot product
@@ -526,8 +548,9 @@ _VARIANCE_HINTS = (
     "q·k = q_1 k_1 + … + q_dk k_dk. For independent mean-0 factors, Var(q_a k_a) = E[q_a²] E[k_a²] = σ_q² σ_k².",
     "The d_k products are independent, so their variances add: Var(q·k) = d_k σ_q² σ_k².",
     "Var(c ξ) = c² Var(ξ). With c = 1/√d_k, c² = 1/d_k.",
-    "To simulate: rng = np.random.default_rng(0); q = rng.normal(0, σ_q, size=(100_000, d_k)) (σ_q is the standard "
-    "deviation); the same for k with σ_k; then np.var((q * k).sum(axis=1)).",
+    "To simulate: rng = np.random.default_rng(0); q = rng.normal(0, np.sqrt(var_q), size=(100_000, d_k)) (NumPy's "
+    "scale is the standard deviation, σ_q = √var_q); the same for k with np.sqrt(var_k); then "
+    "np.var((q * k).sum(axis=1)).",
 )
 
 
