@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([*ROOT.glob("chapters/*.md"), *ROOT.glob("exercises/*.md"), ROOT / "intro.md"])
 
 # Pages of other owners that glued a rounded bound when this test was written (the reader's round s2).
-OTHERS = {"exercises/e03-jacobian.md", "exercises/e08-temperature.md"}
+OTHERS: set[str] = set()
 
 _GLUE = r"\{glue:text\}`[\w\-]+:[^`]*`"  # a glued number with a format: rounded to nearest
 _MORE = rf"(?:\s*(?:,|and|or)\s*(?:\$[^$]*\$\s*)?{_GLUE})*"  # "within {a} and {b}": both are bounds
@@ -33,7 +33,18 @@ BOUND = re.compile(  # ("the weights add up to {glue}" is a sum, not a bound)
     rf"|\\(?:le|leq|lt|ge|geq)\s*\$\s*{_GLUE}{_MORE}"                       # "$\le$ {glue}"
     rf"|\b(?:agree|agrees|agreed|match|matches|matched)\b[^.{{}}`]{{0,80}}?\bto\s+{_GLUE}{_MORE}",  # "agree ... to {glue}"
     re.S)
+GLUED = re.compile(r"\{glue:text\}`([\w\-]+):([^`]*)`")
 CODE_CELL = re.compile(r"```\{code-cell\}.*?\n```", re.S)
+
+
+def _exact_constant(name: str, fmt: str) -> bool:
+    """Whether ``name`` is ``const_<E.._NAME>``, a constant of attn.grading.exercises the format shows exactly."""
+    from attn.grading import exercises
+
+    if not name.startswith("const_") or not hasattr(exercises, name[len("const_"):]):
+        return False
+    value = getattr(exercises, name[len("const_"):])
+    return isinstance(value, (int, float)) and float(format(value, fmt)) == value
 
 
 def rounded_bounds(text: str) -> list[str]:
@@ -41,6 +52,8 @@ def rounded_bounds(text: str) -> list[str]:
     prose = CODE_CELL.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     found = []
     for m in BOUND.finditer(prose):
+        if all(_exact_constant(name, fmt) for name, fmt in GLUED.findall(m.group(0))):
+            continue  # the checker's own tolerance, shown exactly: a definition, not a rounded measurement
         line = prose[:m.start()].count("\n") + 1
         found.append(f"line {line}: {' '.join(m.group(0).split())}")
     return found
@@ -95,3 +108,10 @@ def test_the_rule_finds_every_bound_of_a_list():
 ])
 def test_the_rule_passes_safe_bounds_and_plain_values(good):
     assert not rounded_bounds(good)
+
+
+def test_an_exact_constant_is_no_rounded_bound():
+    assert rounded_bounds("within {glue:text}`const_E08_WTOL:g` of the target") == []  # 0.005 shown as 0.005
+    assert rounded_bounds("within {glue:text}`const_E07_RTOL:.0f` of it") != []  # 0.08 shown as 0
+    assert rounded_bounds("within {glue:text}`const_NO_SUCH:g` of it") != []
+    assert rounded_bounds("within {glue:text}`e08_gap:g` of the target") != []  # a measurement
