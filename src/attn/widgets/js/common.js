@@ -34,6 +34,12 @@ function setNum(el, value, digits) {
   el.dataset.value = String(value);
 }
 
+// A number to `digits` significant digits, written as Python's format(value, ".3g") writes it (no
+// trailing zeros): the one format of a log-scale control's value (τ) in its readout, the titles and the text.
+function sig(value, digits = 3) {
+  return String(Number(value.toPrecision(digits)));
+}
+
 function fmt(value, digits) {
   const s = value.toFixed(digits);
   return /^-0\.?0*$/.test(s) ? s.slice(1) : s;
@@ -83,7 +89,7 @@ function controlPosition(c, value) {
 
 function controlText(c, value) {
   if (c.kind === "choice") return String(c.options[Math.max(0, c.options.findIndex(o => o[1] === value))][0]);
-  return c.kind === "log" ? (value >= 10 ? value.toFixed(1) : value.toPrecision(2)) : fmt(value, c.digits ?? 1);
+  return c.kind === "log" ? sig(value, 3) : fmt(value, c.digits ?? 1);
 }
 
 function buildControls(spec, state, box, onInput) {

@@ -47,7 +47,8 @@ const EXPLORER = {
       // the label sits in the half of the entropy axis away from the curve where it crosses the mark
       const at = hy((entropy(softmax(data.x, tau)) > logT / 2 ? 0.25 : 0.75) * logT), x = hx(Math.log10(tau)) + 10;
       svg("line", {x1: hx(Math.log10(tau)), x2: hx(Math.log10(tau)), y1: 40, y2: 250, class: "attn-grid", "stroke-dasharray": "6 3"}, h);
-      svg("text", {x, y: at, class: "attn-tick", "text-anchor": "middle", transform: `rotate(-90 ${x} ${at})`}, h).textContent = label;
+      svg("text", {x, y: at, class: "attn-tick", "text-anchor": "middle", transform: `rotate(-90 ${x} ${at})`,
+                   "data-role": "mark"}, h).textContent = label;
     }
     svg("polyline", {points: data.taus.map((t, i) => `${hx(Math.log10(t)).toFixed(1)},${hy(data.entropy[i]).toFixed(1)}`).join(" "),
                      class: "attn-curve", stroke: data.colour}, h);
@@ -72,7 +73,7 @@ const EXPLORER = {
 
   draw(ctx, s, r) {
     const T = r.w.length;
-    ctx.wTitle.textContent = `softmax weights at τ = ${s.tau.toPrecision(3)}`;
+    ctx.wTitle.textContent = `softmax weights at τ = ${sig(s.tau, 3)}`;
     ctx.hTitle.textContent = `entropy ${r.H.toFixed(2)} nats (max log Tₖ = ${Math.log(T).toFixed(2)})`;
     r.w.forEach((w, j) => {
       const b = ctx.bars[j];
@@ -87,10 +88,15 @@ const EXPLORER = {
   },
 
   describe(s, r, data) {
-    const big = r.w.indexOf(Math.max(...r.w));
-    return `At temperature τ = ${s.tau.toPrecision(3)} the ${r.w.length} weights are ` +
+    // "the largest" names one key only where the weights, as the text rounds them, single it out
+    const top = fmt(Math.max(...r.w), 2);
+    const tied = data.labels.filter((_, j) => fmt(r.w[j], 2) === top);
+    const largest = tied.length === 1 ? `the largest is ${tied[0]}`
+      : tied.length === r.w.length ? "they are equal to two decimals"
+      : `${tied.slice(0, -1).join(", ")} and ${tied[tied.length - 1]} share the largest, to two decimals`;
+    return `At temperature τ = ${sig(s.tau, 3)} the ${r.w.length} weights are ` +
       r.w.map((w, j) => `${data.labels[j]} ${fmt(w, 2)}`).join(", ") +
-      `; the largest is ${data.labels[big]}. Their entropy is ${r.H.toFixed(2)} nats, between 0 (one-hot) and ` +
+      `; ${largest}. Their entropy is ${r.H.toFixed(2)} nats, between 0 (one-hot) and ` +
       `log Tₖ = ${Math.log(r.w.length).toFixed(2)} (uniform).`;
   },
 };

@@ -107,7 +107,7 @@ const EXPLORER = {
     q.handle.setAttribute("cx", sx(s.q1)); q.handle.setAttribute("cy", sy(s.q2));
     setPoint(q.handle, s.q1, s.q2, `q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)})`);
     q.label.setAttribute("x", sx(s.q1 * 1.08) + 6); q.label.setAttribute("y", sy(s.q2 * 1.08) - 6);
-    ctx.weights.title.textContent = `softmax(q·kⱼ / √dₖ / τ), τ = ${s.tau.toPrecision(3)}`;
+    ctx.weights.title.textContent = `softmax(q·kⱼ / √dₖ / τ), τ = ${sig(s.tau, 3)}`;
     setWeights(ctx.weights, r.w);
     r.w.forEach((w, i) => {
       setNum(ctx.cells.w[i], w, 3);
@@ -121,7 +121,7 @@ const EXPLORER = {
 
   describe(s, r) {
     const ws = r.w.map((w, i) => `k${i + 1} ${fmt(w, 2)}`).join(", ");
-    return `Query q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)}), temperature τ = ${s.tau.toPrecision(3)}. ` +
+    return `Query q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)}), temperature τ = ${sig(s.tau, 3)}. ` +
       `Keys: ${s.K.map(([x, y], i) => `k${i + 1} = (${fmt(x, 2)}, ${fmt(y, 2)})`).join(", ")}. ` +
       `Weights: ${ws}. The output (${fmt(r.o[0], 2)}, ${fmt(r.o[1], 2)}) is their weighted average of the values ` +
       `and lies inside the shaded region the values span.`;
