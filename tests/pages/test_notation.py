@@ -505,11 +505,11 @@ def test_c_is_a_factor_of_scores_as_the_propositions_use_it():
 # Proposition 3 to 5, the score-matrix page and the apparatus (their reader's round s2): a score is s = q·k/√d_k,
 # as the notation page defines it, so the raw dot product q·k is never called a score (it was divided by √d_k
 # "twice"); and the centred dot is the dot product of two vectors, never a product of matrices.
-S2_PAGES = [ROOT / "chapters" / f"{p}.md" for p in ("prop3-scaling", "prop4-self-cross", "score-matrix",
-                                                    "prop5-quadratic-cost", "apparatus")]
-RAW_SCORE = re.compile(r"\b(?:raw|unscaled) scores?\b|\bdivid\w* (?:every|each|the|all) scores? by"
+# Found first on those pages, and checked on every page of the book since.
+S2_PAGES = sorted([*ROOT.glob("chapters/*.md"), *ROOT.glob("exercises/*.md"), ROOT / "intro.md"])
+RAW_SCORE = re.compile(r"\b(?:raw|unscaled) scores?\b|\bdivid\w* (?:every|each|the|all) scores? by\s+(?:\$\\sqrt|√)"
                        r"|\bscores? (?:whose|with) spread is \$\\sqrt|\bscores? \$?q\s*\\?cdot\s*k\$?(?!\s*/)", re.I)
-MATRIX_CDOT = re.compile(r"\\cdot\s*(?:[A-Z](?![a-z])|\\(?:Big|big)?\)|\\operatorname)|(?:\\Big\)|\\big\)|\\right\))\s*\\cdot|\\\\\s*&?\s*(?:\\q?quad)?\s*\\cdot")
+MATRIX_CDOT = re.compile(r"\\cdot\s*(?:[A-Z](?![a-z])(?!_\{\w\\cdot\})|\\(?:Big|big)?\)|\\operatorname)|(?:\\Big\)|\\big\)|\\right\))\s*\\cdot|\\\\\s*&?\s*(?:\\q?quad)?\s*\\cdot")
 
 
 def s2_misuses(text: str) -> list[str]:
@@ -526,6 +526,9 @@ def test_scores_and_dots_mean_one_thing(page):
 
 
 def test_the_score_and_dot_rules_catch_each_misuse():
+    assert s2_misuses("then $P\\,W P^\\top \\cdot PV = P\\,(WV)$ because")
+    assert not s2_misuses("$\\beta_j = D_{j\\cdot}\\cdot D_{r\\cdot}$, the dot product of two rows")
+    assert not s2_misuses("By hand: divide the scores by each temperature, exponentiate and normalise.")
     assert s2_misuses("Scaled dot-product attention divides every score by $\\sqrt{d_k}$.")
     assert s2_misuses("Leaving the divisor out means $\\tau = 1$ on scores whose spread is $\\sqrt{d_k}$.")
     assert s2_misuses("print the raw scores above")
