@@ -129,7 +129,7 @@ class AttentionInputs(NamedTuple):
     """The checked inputs of one attention call (what :func:`check_attention_inputs` returns)."""
 
     Q: np.ndarray  #: (T_q, d_k), float
-    K: np.ndarray  #: (T_k, d_k), float; rows no query may read that held NaN/inf are zeros (a copy)
+    K: np.ndarray  #: (T_k, d_k), float; rows no query may read are zeros (a copy)
     V: np.ndarray  #: (T_k, d_v), float; likewise
     mask: np.ndarray | None  #: bool (T_q, T_k), or None: every key readable, no (T_q, T_k) array built
     empty: np.ndarray  #: bool (T_q,): the queries that may read no key
@@ -144,8 +144,8 @@ def check_attention_inputs(Q, K, V, mask, tau, empty_rows) -> AttentionInputs:
     V (T_k, d_v); ``mask`` a bool (T_q, T_k) array or ``None`` (everything readable;
     no (T_q, T_k) array is built, so a blocked caller stays O(T) in memory);
     ``empty`` a bool (T_q,) vector of the queries that may read no key; τ as a
-    float; the result dtype. Key/value rows holding NaN or inf that no query may
-    read are replaced by zeros (in a copy). Raises the errors documented in
+    float; the result dtype. Key/value rows that no query may read (NaN or inf
+    included) are replaced by zeros (in a copy). Raises the errors documented in
     :func:`attn.attention`.
     """
     if empty_rows not in EMPTY_ROW_POLICIES:
@@ -186,8 +186,11 @@ def check_attention_inputs(Q, K, V, mask, tau, empty_rows) -> AttentionInputs:
                 f"key/value row {j} holds NaN or inf and is readable by some query: "
                 f"K[{j}] = {K[j]}, V[{j}] = {V[j]}"
             )
-        K = np.where(bad[:, None], 0, K)
-        V = np.where(bad[:, None], 0, V)
+    if read_by_some is not None and not read_by_some.all():
+        # a key no query reads is ignored, whatever it holds: its score could overflow float64, and its value
+        # could set the scale of the weighted sum
+        K = np.where(read_by_some[:, None], K, 0)
+        V = np.where(read_by_some[:, None], V, 0)
     return AttentionInputs(Q, K, V, mask, empty, tau, dtype)
 
 

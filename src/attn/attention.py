@@ -114,7 +114,8 @@ def attention(
     mask : array_like of bool, shape (T_q, T_k), optional
         ``mask[i, j] = True`` means query i may read key j; False entries get
         weight exactly 0 (the score is replaced by -inf before the softmax).
-        Non-finite entries of K or V in a key that no query may read are ignored.
+        A key that no query may read is ignored, whatever its rows of K and V hold
+        (NaN, inf, or numbers whose scores would overflow).
     tau : float, default 1.0
         Softmax temperature τ, finite and > 0 (kept in float64 whatever the inputs' dtype).
     scale : float, optional
@@ -138,8 +139,11 @@ def attention(
     float32 (scores, softmax and the weighted sum of values, as fused kernels do)
     and both results rounded to the input dtype, so raw dot products beyond
     float16's 65504 are no obstacle; integers give float64. The weighted sum
-    accumulates in float32 or wider, with V scaled by a power of 2 when its
-    entries are so large that a partial sum could overflow.
+    accumulates in float32 or wider, with a column of V scaled by a power of 2 when its
+    entries are so large that a partial sum could overflow, or so small (near the subnormal
+    range) that the products would be rounded there. The power is chosen from the values some
+    query may read, so a value query i may not read has no influence on row i, bit for bit,
+    except in such a column, where one that another query reads can move row i's last bits.
 
     Raises
     ------
@@ -212,10 +216,16 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     Each output row is a convex combination of rows of V, so it is never larger than
     ``max |V|``; a column of V near the dtype's largest number, or near its subnormal range, is
     scaled by a power of 2, so that no partial sum overflows or rounds on the subnormal grid.
+    One power per column, chosen from the rows some query reads: in such a column, a value that
+    query i may not read (but another query may) can move row i's last bits; in any other column,
+    and for a key no query reads, it has no influence at all.
     """
     work = weights.dtype
-    e = value_exponent(V, 1, work)
-    Vw = V.astype(work, copy=False)
+    # the power of 2 is chosen from the values some query reads: a key no query may read has no
+    # influence, bit for bit, even on the choice of scale
+    read = np.any(weights, axis=-2)[..., :, None]  # (.., T_k, 1): some query reads key j
+    Vw = np.where(read, V, 0).astype(work, copy=False)  # a row no query reads: 0, whatever it held
+    e = value_exponent(Vw, 1, work)
     if e is not None:
         Vw = np.ldexp(Vw, -e).astype(work, copy=False)
     out = weights @ Vw  # (.., T_q, T_k) @ (.., T_k, d_v) -> (.., T_q, d_v)

@@ -322,8 +322,38 @@ def test_boolean_mask_is_additive_minus_infinity(qkv, rnd):
     assert np.all(W[~mask] == 0.0)
     for i in range(T_q):
         assert np.allclose(W[i, mask[i]], attn.softmax(S[i, mask[i]]), atol=1e-15)
-    V2 = V.copy(); V2[~mask[0]] = 1e6
-    assert np.array_equal(attn.attention(Q, K, V2, mask=mask).output[0], out[0])
+    # bit for bit, where no column of V comes near the subnormal range (see the next two tests)
+    info = np.finfo(np.float64)
+    if np.all((V == 0) | (np.abs(V) >= info.tiny / info.eps)):
+        V2 = V.copy(); V2[~mask[0]] = 1e6
+        assert np.array_equal(attn.attention(Q, K, V2, mask=mask).output[0], out[0])
+
+
+@given(problem(), st.randoms(use_true_random=False), st.sampled_from([1e6, 1e300, -1e308, 5e-324, 2.2e-309, 0.0]))
+def test_a_key_no_query_reads_has_no_influence_bit_for_bit(qkv, rnd, junk):
+    """Whatever V holds, subnormal values included: the value of a key no query may read changes nothing."""
+    Q, K, V = qkv
+    T_q, T_k = Q.shape[0], K.shape[0]
+    mask = np.array([[rnd.random() < 0.5 for _ in range(T_k)] for _ in range(T_q)], dtype=bool).reshape(T_q, T_k)
+    mask[np.arange(T_q), [rnd.randrange(T_k) for _ in range(T_q)]] = True
+    unread = ~mask.any(axis=0)
+    out, W = attn.attention(Q, K, V, mask=mask)
+    V2 = V.copy(); V2[unread] = junk
+    K2 = K.copy(); K2[unread] = -junk
+    assert np.array_equal(attn.attention(Q, K2, V2, mask=mask).output, out)
+
+
+def test_a_key_hidden_from_one_query_can_move_its_last_bit_near_the_subnormal_range():
+    """The exception attention's docstring states: one power of 2 per column of V, chosen from the values
+    some query reads. Query 0 reads keys 2 and 3; key 1, hidden from it, is read by query 1."""
+    V = np.full((4, 1), 2.22507386e-309)  # subnormal: V is scaled up by a power of 2 before the sum
+    Q, K = np.zeros((2, 1)), np.zeros((4, 1))
+    mask = np.array([[False, False, True, True], [False, True, False, False]])
+    out = attn.attention(Q, K, V, mask=mask).output
+    assert out[0, 0] == V[0, 0]  # scaled: the average of equal values is that value, exactly
+    V2 = V.copy(); V2[1] = 1e6  # now the column needs no scaling, and the sum rounds on the subnormal grid
+    moved = attn.attention(Q, K, V2, mask=mask).output[0, 0]
+    assert moved != out[0, 0] and abs(moved - out[0, 0]) <= 4 * 5e-324  # a few units in the last place
 
 
 @given(problem(), st.randoms(use_true_random=False), st.floats(0, 60))
