@@ -224,7 +224,8 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     # the power of 2 is chosen from the values some query reads: a key no query may read has no
     # influence, bit for bit, even on the choice of scale
     read = np.any(weights, axis=-2)[..., :, None]  # (.., T_k, 1): some query reads key j
-    Vw = np.where(read, V, 0).astype(work, copy=False)  # a row no query reads: 0, whatever it held
+    # a row no query reads: 0, whatever it held (a copy of V only when there is such a row)
+    Vw = (V if read.all() else np.where(read, V, 0)).astype(work, copy=False)
     e = value_exponent(Vw, 1, work)
     if e is not None:
         Vw = np.ldexp(Vw, -e).astype(work, copy=False)
