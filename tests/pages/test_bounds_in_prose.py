@@ -32,19 +32,26 @@ BOUND = re.compile(  # ("the weights add up to {glue}" is a sum, not a bound)
     rf"(?<!\badd )(?<!\badds )(?<!\bsum )(?<!\bsums )\b(?:{_WORDS})\s+(?:\$[^$]*\$\s*)?{_GLUE}{_MORE}"  # "within {glue}"
     rf"|\\(?:le|leq|lt|ge|geq)\s*\$\s*{_GLUE}{_MORE}"                       # "$\le$ {glue}"
     rf"|\b(?:agree|agrees|agreed|match|matches|matched)\b[^.{{}}`]{{0,80}}?\bto\s+{_GLUE}{_MORE}",  # "agree ... to {glue}"
-    re.S)
+    re.S | re.I)
 GLUED = re.compile(r"\{glue:text\}`([\w\-]+):([^`]*)`")
 CODE_CELL = re.compile(r"```\{code-cell\}.*?\n```", re.S)
 
 
 def _exact_constant(name: str, fmt: str) -> bool:
-    """Whether ``name`` is ``const_<E.._NAME>``, a constant of attn.grading.exercises the format shows exactly."""
-    from attn.grading import exercises
+    """Whether ``name`` is one of the checker's declared numbers an exercise statement glues (``const_``,
+    ``tol_``, ``data_``: attn.grading.learner.statement_value) and the format shows it exactly."""
+    from attn.grading.learner import statement_value
 
-    if not name.startswith("const_") or not hasattr(exercises, name[len("const_"):]):
+    if not name.startswith(("const_", "tol_", "data_")):
         return False
-    value = getattr(exercises, name[len("const_"):])
-    return isinstance(value, (int, float)) and float(format(value, fmt)) == value
+    try:
+        value = statement_value(name)
+    except (ValueError, AttributeError, KeyError):
+        return False
+    if not isinstance(value, (int, float)):
+        return False
+    shown = format(value, fmt)
+    return (float(shown[:-1]) / 100 if shown.endswith("%") else float(shown)) == value
 
 
 def rounded_bounds(text: str) -> list[str]:
@@ -114,4 +121,5 @@ def test_an_exact_constant_is_no_rounded_bound():
     assert rounded_bounds("within {glue:text}`const_E08_WTOL:g` of the target") == []  # 0.005 shown as 0.005
     assert rounded_bounds("within {glue:text}`const_E07_RTOL:.0f` of it") != []  # 0.08 shown as 0
     assert rounded_bounds("within {glue:text}`const_NO_SUCH:g` of it") != []
+    assert rounded_bounds("Within {glue:text}`tol_B05_simulated_rtol:.0%` of the exact value") == []
     assert rounded_bounds("within {glue:text}`e08_gap:g` of the target") != []  # a measurement

@@ -56,45 +56,7 @@ def _statement(name: str) -> str:
     return _text(ROOT / "exercises" / name).split("{solution-start}")[0]
 
 
-# -- a bound is glued rounded up ---------------------------------------------------------------------------------
-# "within {glue:text}`gap:.1e`" formats the raw value to nearest, so 2.2e-16 shows as "2e-16", below the value it
-# bounds; the prose glues attn.page.upper_bound(...) or attn.page.agreement(...) strings instead (no format spec).
-# Names the statement cells glue from the checker (tol_..., const_..., data_...) are declared constants, exact.
-BOUND_WORDS = (r"(?:within|below|under|at most|no more than|(?<!add )(?<!adds )up to|less than|smaller than"
-               r"|agrees? with [^{.]{0,60}? to)")  # "the weights add up to 1.0" is a sum, not a bound
-ROUNDED_BOUND = re.compile(BOUND_WORDS + r"\s+\{glue:text\}`(?!(?:tol|const|data)_)[\w\-]+:[^`]*`")
-
-
-def rounded_bounds(text: str) -> list[str]:
-    return [" ".join(m.group(0).split()) for m in ROUNDED_BOUND.finditer(_prose(text))]
-
-
-# Pages whose owners have yet to fix a rounded bound (reported to the lead by the exercise pages' developer):
-# strict, so that the test fails as soon as one is fixed and its entry must go.
-NOT_YET_FIXED = {
-    "chapters/apparatus.md", "chapters/mathematics-attention.md", "chapters/mathematics-softmax.md",
-    "chapters/prop1-weighted-average.md", "chapters/prop2-three-projections.md", "chapters/prop3-scaling.md",
-    "chapters/prop4-self-cross.md", "chapters/score-matrix.md", "chapters/theory.md",
-}
-
-
-@pytest.mark.parametrize("page", ALL_PAGES, ids=[str(p.relative_to(ROOT)) for p in ALL_PAGES])
-def test_a_bound_in_the_prose_is_glued_rounded_up(page, request):
-    rel = str(page.relative_to(ROOT))
-    if rel in NOT_YET_FIXED:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="a rounded bound its owner has yet to fix"))
-    found = rounded_bounds(_text(page))
-    assert not found, f"{rel}: bounds glued rounded to nearest:\n" + "\n".join(found)
-
-
-def test_the_bound_rule_catches_each_form():
-    assert rounded_bounds("its rows sum to 0 up to {glue:text}`e03_row_sum:.1e`.")
-    assert rounded_bounds("agrees with central finite differences to\n{glue:text}`e03_fd_err:.1e`, and")
-    assert rounded_bounds("the two agree within {glue:text}`gap:.0e`.")
-    assert not rounded_bounds("they agree {glue:text}`gap` (an agreement() string).")
-    assert not rounded_bounds("the weights add up to {glue:text}`ov_sum:.1f`.")
-    assert not rounded_bounds("within {glue:text}`const_E08_WTOL:g` of the target counts as right")
-    assert not rounded_bounds("Within {glue:text}`tol_B05_simulated_rtol:.0%` of the exact value")
+# -- a bound is glued rounded up: tests/pages/test_bounds_in_prose.py, on every page -------------------------------
 
 
 # -- a transpose at the top of a display formula has room above it [2] -----------------------------------------
