@@ -26,6 +26,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 MATHJAX_DONE = ("() => window.MathJax && MathJax.startup && MathJax.startup.promise ? "
                 "MathJax.startup.promise.then(() => true) : true")
+IMAGES_DONE = "() => [...document.images].every(i => i.complete)"
 TITLE = "() => { const h = document.querySelector('main h1, article h1, h1'); return h ? h.textContent.replace(/[#¶]/g, '').trim() : document.title; }"
 
 
@@ -70,12 +71,13 @@ def print_pages(html: Path, pages: list[str], chromium: str = CHROMIUM) -> list[
     with serve(html) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-        context.set_default_timeout(60_000)
+        # generous: a page waits on what it loads, never on a clock, and a busy machine is slow, not broken
+        context.set_default_timeout(300_000)
         context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((server, "data:")) else r.abort())
         page = context.new_page()
         for name in pages:
-            page.goto(server + name, wait_until="load")
-            page.wait_for_load_state("networkidle")
+            page.goto(server + name, wait_until="load")  # every script, style sheet and image loaded
+            page.wait_for_function(IMAGES_DONE)
             page.evaluate(MATHJAX_DONE)
             page.evaluate("() => document.fonts.ready.then(() => true)")
             title = page.evaluate(TITLE)

@@ -331,7 +331,7 @@ async def _visit(context, server: str, name: str) -> PageReport:
         views = await page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
         if views:  # the live explorers render from the saved widget state once the widget manager has loaded
             await page.wait_for_function(f"() => document.querySelectorAll('.attn-explorer').length >= {views}",
-                                         timeout=30_000)
+                                         timeout=180_000)  # slow on a busy machine, not broken
         data = await page.evaluate(COLLECT_JS)
         report.math, report.images, report.figures = data["math"], data["images"], data["figures"]
         report.headings, report.controls = data["headings"], data["controls"]
