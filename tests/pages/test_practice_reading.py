@@ -425,3 +425,36 @@ def test_the_printed_bound_rule_catches_the_old_slips():
     assert not bounds_of_printed_values(cell('print(f"{a:.1e}")') + cell("b = upper_bound(tail)", True))
     assert not bounds_of_printed_values(cell('print(f"{g:.1e}")') + cell("assert g == 0\nb = agreement(g)", True))
     assert bounds_of_printed_values(cell('print(f"{g:.1e}")') + cell("assert g == 0\nb = upper_bound(g)", True))
+
+
+# ---------------------------------------------------------------- reader t4: attribution, claims and words
+def test_attribution_and_priority_are_stated_as_the_sources_have_them():
+    papers = " ".join((ROOT / "chapters" / "practice-papers.md").read_text(encoding="utf-8").split())
+    # Vaswani et al.'s §2 cites the earlier self-attention, not key-value memory networks
+    assert "self-attention before the Transformer, as Vaswani et al. note in their §2 (Cheng et al. 2016" in papers
+    assert "Lin et al. 2017), as Vaswani et al." not in papers
+    # the strand page does not claim a priority the papers page denies
+    strand = " ".join((ROOT / "chapters" / "practice.md").read_text(encoding="utf-8").split())
+    assert "first to do" not in strand and "what each introduced or made standard" in strand
+    # the symbol clashes include e_ij, and the width remark includes concat
+    assert "Bahdanau's $e_{ij}$ is a score, not the basis vector $e_j$" in papers
+    assert "Additive, general and concat scores would not need this" in papers
+
+
+def test_the_break_page_says_what_it_means():
+    text = " ".join((ROOT / "chapters" / "practice-break.md").read_text(encoding="utf-8").split())
+    assert "This is not a corner case" not in text  # "this" read as the rare float16 rounding just reported
+    assert "Overflow, unlike this rounding, is not a corner case" in text
+    # the chain rule for a column layout is Jᵀ; J = Jᵀ only because this J is symmetric, which the page says
+    assert r"\partial\ell/\partial s = J^\top\partial\ell/\partial w = J\,\partial\ell/\partial w" in text
+    assert "this $J$ is symmetric" in text
+    # the rounding: not only a float32 result exactly on a midpoint, also one just past it
+    assert "when the float32 result falls on the midpoint" not in text
+    assert "land on the midpoint or just past it" in text
+
+
+def test_the_split_bug_overview_names_both_pairs():
+    text = " ".join((ROOT / "chapters" / "practice-build.md").read_text(encoding="utf-8").split())
+    assert "watch it smuggle information from the future" not in text
+    assert "With the matching wrong merge it cuts the sequence into blocks" in text
+    assert "with the correct merge it smuggles information from the future" in text
