@@ -7,6 +7,7 @@
 - :func:`show_explorer`: a live explorer and the note on using it ("move it yourself");
 - :func:`print_error`, :func:`print_folded`, :func:`print_signature`: a caught error, a long line, or a
   function's signature, printed folded to the text column (:data:`PRINT_WIDTH` characters);
+- :func:`format_row`: a row of numbers, each to the same number of significant digits;
 - :func:`figure_text_px`: how tall the smallest text of a figure is on the page, to check it is readable.
 
 Imports only the standard library and NumPy at module level; myst-nb and IPython are imported inside
@@ -22,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 
 __all__ = ["FIGURE_COLUMN_PX", "MIN_FIGURE_TEXT_PX", "PRINT_WIDTH", "agreement", "explorer_note_html",
-           "figure_text_px", "fold", "glue_values", "lower_bound", "plain_value", "print_error", "print_folded",
+           "figure_text_px", "fold", "format_row", "glue_values", "lower_bound", "plain_value", "print_error", "print_folded",
            "print_signature", "show_explorer", "upper_bound"]
 
 # The characters of a printed line that fit the book's text column at 1280 px (a code cell's output is a
@@ -89,6 +90,18 @@ def print_error(err: BaseException, prefix: str = "", width: int = PRINT_WIDTH) 
     scroll bar. Returns the printed text. Raises ``ValueError`` if ``width`` is below 20.
     """
     return print_folded(f"{prefix}{type(err).__name__}: {err}", width)
+
+
+def format_row(row, digits: int = 6) -> str:
+    """The entries of ``row`` (any shape, read in order) to ``digits`` significant digits, in e-notation, as
+    ``"[8.80371e-01  1.19202e-01  2.95401e-04]"``: the same format for every entry, so that rows printed one under
+    another line up and a rounding in the last digits shows (no entry is cut to a fixed number of decimals).
+    float16 and float32 entries are widened exactly to float64 first. Raises ``ValueError`` if ``digits`` < 1.
+    """
+    if digits < 1:
+        raise ValueError(f"format_row(): digits must be at least 1, got {digits!r}")
+    entries = np.asarray(row).ravel()
+    return "[" + "  ".join(f"{float(entry):.{digits - 1}e}" for entry in entries) + "]"
 
 
 def print_signature(f, prefix: str = "attn.", width: int = PRINT_WIDTH) -> str:

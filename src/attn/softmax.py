@@ -48,10 +48,14 @@ def softmax(x, tau: float = 1.0, axis: int = -1) -> np.ndarray:
     (so tiny weights may round to 0 there); integers give float64. A float16 weight is
     therefore within one float16 step of the exact softmax of its (float16) logits, and
     usually the float16 number nearest it, but not always: it is rounded twice, to
-    float32 and then to float16, and when the float32 result falls on the midpoint of
-    two float16 numbers the second rounding can land on the farther one (logits
-    ``[-1.577, 1.782, -0.603]`` in float16: weight 1 is 0.8877, the nearest float16 to
-    the exact 0.887451... is 0.8872). τ stays a float64
+    float32 and then to float16, and the float32 result carries the rounding errors of
+    its exponentials, sum and division. When the exact weight lies within a few of those
+    errors of the midpoint of two float16 numbers, the float32 result can land on the
+    midpoint (logits ``[-1.577, 1.782, -0.603]`` in float16: weight 1 is 0.8877, the
+    nearest float16 to the exact 0.887451... is 0.8872) or just past it (logits
+    ``[4.1875, -0.149, 2.107]``: the exact weight 2, 0.1097717276..., is below the
+    midpoint 0.109771728515625, its float32 result one float32 step above it), and the
+    second rounding then picks the farther float16 number. τ stays a float64
     number: it is never cast to a dtype in which it would round to 0 or to a subnormal.
 
     Raises

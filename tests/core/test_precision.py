@@ -136,6 +136,17 @@ def test_float16_weights_are_within_one_step_and_rounded_twice():
     w32 = attn.softmax(row.astype(np.float32))[1]
     assert float(w32) == (float(nearest) + float(w[1])) / 2  # exactly the midpoint
     assert np.array_equal(w[[0, 2]], np.array([true[0], true[2]], dtype=np.float16))
+    # the docstring's second example: the exact weight is below the midpoint, its float32 result is not on the
+    # midpoint but one float32 step above it, and the rounding to float16 goes up, to the farther number
+    row = np.array([4.1875, -0.149, 2.107], dtype=np.float16)
+    assert row.tolist() == [4.1875, -0.1490478515625, 2.107421875]
+    w, true = attn.softmax(row), exact(row)
+    w32 = float(attn.softmax(row.astype(np.float32))[2])
+    nearest = np.float16(true[2])
+    mid = (float(nearest) + float(w[2])) / 2
+    assert mid == 0.109771728515625 and f"{true[2]:.10f}" == "0.1097717276"
+    assert float(nearest) < true[2] < mid < w32 == mid + float(np.spacing(np.float32(mid)))
+    assert float(w[2]) > mid and abs(float(w[2]) - true[2]) > abs(float(nearest) - true[2])
 
 
 @pytest.mark.parametrize("block_size, query_block_size", [(1, None), (2, 1), (512, 1024)])

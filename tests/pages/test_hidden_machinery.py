@@ -59,11 +59,13 @@ def test_the_rule_catches_a_shown_cell_and_passes_a_hidden_one():
 
 # Plotting is helper code too: a figure's axes, markers and labels are folded (hide-input) so that a shown cell
 # shows the computation the text is about. Held on the pages of Propositions 3 to 5, the score matrix and the
-# apparatus (their reader's round s2 found Proposition 3's and 4's figure cells shown in full).
+# apparatus (their reader's round s2 found Proposition 3's and 4's figure cells shown in full), and on the practice
+# pages (reader t4 found the split-heads figure's text colours and tick labels shown in full).
 PLOTTING = re.compile(r"\bplt\.(?:subplots|figure|plot|imshow)\(|\.(?:imshow|errorbar|colorbar|set_xlabel|set_ylabel"
                       r"|legend)\(")
 FOLDED_FIGURES = [ROOT / "chapters" / f"{p}.md" for p in ("prop3-scaling", "prop4-self-cross", "score-matrix",
-                                                          "prop5-quadratic-cost", "apparatus")]
+                                                          "prop5-quadratic-cost", "apparatus", "practice-build",
+                                                          "practice-break", "practice-papers")]
 
 
 @pytest.mark.parametrize("page", FOLDED_FIGURES, ids=[p.name for p in FOLDED_FIGURES])

@@ -336,3 +336,17 @@ def test_as_math_writes_e_notation_as_math():
 
     assert as_math("to within 3e-16").data == r"to within $3\times10^{-16}$"
     assert as_math("a gap of 1e-05 and 2.5e+03, no other 3 or 7e").data == r"a gap of $10^{-5}$ and $2.5\times10^{3}$, no other 3 or 7e"
+
+
+def test_format_row_keeps_every_entry_to_the_same_significant_digits():
+    from attn.page import format_row
+
+    row = np.array([0.8804, 0.11920292, 2.954e-4], dtype=np.float16)
+    text = format_row(row)
+    assert text == "[8.80371e-01  1.19202e-01  2.95401e-04]"
+    # six significant digits of each entry, whatever its size, read back to within half a unit of the sixth
+    back = np.array([float(e) for e in text[1:-1].split()])
+    assert np.allclose(back, row.astype(np.float64), rtol=5e-6, atol=0)
+    assert format_row([1.0, 2.0], digits=2) == "[1.0e+00  2.0e+00]"
+    with pytest.raises(ValueError, match="digits"):
+        format_row([1.0], digits=0)
