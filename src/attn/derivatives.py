@@ -149,10 +149,11 @@ def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) 
     For :math:`o(q) = V^\top w`, :math:`w = \operatorname{softmax}(c\,K q)`, :math:`c = \text{scale}/\tau`:
 
     .. math:: \frac{\partial o}{\partial q} = c\, V^\top\bigl(\operatorname{diag}(w) - w w^\top\bigr) K
-              = c \sum_j w_j\,(v_j - \bar v)(k_j - \bar k)^\top,
+              = c \sum_j w_j\,(v_j - o)(k_j - \mathbb{E}_w[k])^\top,
 
-    with :math:`\bar v = o = \sum_j w_j v_j` and :math:`\bar k = \sum_j w_j k_j`: the covariance,
-    under the attention weights, between the values and the keys.
+    with :math:`o = \sum_j w_j v_j` and :math:`\mathbb{E}_w[k] = \sum_j w_j k_j`, the means under the
+    attention weights (a bar, as in :math:`\bar v`, is the book's plain mean): the covariance, under the
+    attention weights, between the values and the keys.
 
     Parameters
     ----------
@@ -207,13 +208,13 @@ def attention_grad_query(q, K, V, tau: float = 1.0, scale: float | None = None) 
         qw, Kw, Vw = (a.astype(dt, copy=False) for a in (q, K, V))
         z = require_finite(multiply_by(Kw @ qw, scale), "K·q", ("key",))  # (T_k, d_k) @ (d_k,) -> (T_k,)
         w = _softmax_work(z, tau, -1, "K·q")  # (T_k,)
-        # v_j - v̄ and k_j - k̄ reach twice the largest entry: columns near the dtype's largest number are
+        # v_j - o and k_j - E_w[k] reach twice the largest entry: columns near the dtype's largest number are
         # divided by a power of 2 (exactly) and the covariance multiplied back at the end
         ev, ek = (_column_exponent(a, dt) for a in (Vw, Kw))  # (d_v,), (d_k,)
         Vs, Ks = np.ldexp(Vw, -ev).astype(dt, copy=False), np.ldexp(Kw, -ek).astype(dt, copy=False)
-        v_bar = w @ Vs  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o (scaled)
-        k_bar = w @ Ks  # (T_k,) @ (T_k, d_k) -> (d_k,)
-        cov = ((Vs - v_bar).T * w) @ (Ks - k_bar)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
+        o_row = w @ Vs  # (T_k,) @ (T_k, d_v) -> (d_v,), the output row o (scaled)
+        k_mean = w @ Ks  # (T_k,) @ (T_k, d_k) -> (d_k,), E_w[k]
+        cov = ((Vs - o_row).T * w) @ (Ks - k_mean)  # (d_v, T_k) @ (T_k, d_k) -> (d_v, d_k)
         divide_by_tau(multiply_by(cov, scale), tau)
         cov = np.ldexp(cov, ev[:, None] + ek[None, :]).astype(dt, copy=False)
         return require_finite(cov, "∂o/∂q", ("output component", "query component"))

@@ -123,3 +123,57 @@ def test_an_exact_constant_is_no_rounded_bound():
     assert rounded_bounds("within {glue:text}`const_NO_SUCH:g` of it") != []
     assert rounded_bounds("Within {glue:text}`tol_B05_simulated_rtol:.0%` of the exact value") == []
     assert rounded_bounds("within {glue:text}`e08_gap:g` of the target") != []  # a measurement
+
+
+# The same slip through Markdown: a number in e-notation is glued as math, ``name=as_math(f"{value:.1e}")``
+# shown with {glue:md}`name:myst`. After a bound word that is a raw value rounded to nearest, which can fall
+# below what it bounds (reader t3: "below the bound {glue:md}`tl_upper:myst`", glued from f"{upper:.1e}");
+# glue it as ``as_math(upper_bound(value, ".1e"))`` or ``as_math(agreement(gap, ".1e"))``.
+RAW_MATH = re.compile(r"\b([\w\-]+)\s*=\s*as_math\(\s*f\"\{[^\"{}]+:[^\"{}]+\}\"")  # one raw format field only
+_GLUE_MD = r"\{glue:md\}`([\w\-]+)(?::[^`]*)?`"
+BOUND_MD = re.compile(
+    rf"(?<!\badd )(?<!\badds )(?<!\bsum )(?<!\bsums )\b(?:{_WORDS}|(?:under|below|inside|within) the bound)"
+    rf"\s+(?:\$[^$]*\$\s*)?{_GLUE_MD}"
+    rf"|\\(?:le|leq|lt|ge|geq)\s*\$\s*{_GLUE_MD}",
+    re.S | re.I)
+
+
+def rounded_math_bounds(text: str) -> list[str]:
+    """The bounds in ``text``'s prose glued as math from a raw number format in the page's own code."""
+    raw = set(RAW_MATH.findall(text))
+    prose = CODE_CELL.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    found = []
+    for m in BOUND_MD.finditer(prose):
+        name = next(g for g in m.groups() if g)
+        if name in raw:
+            line = prose[:m.start()].count("\n") + 1
+            found.append(f"line {line}: {' '.join(m.group(0).split())}")
+    return found
+
+
+@pytest.mark.parametrize("page", [_param(p) for p in PAGES])
+def test_a_bound_glued_as_math_is_rounded_the_safe_way(page):
+    found = rounded_math_bounds(page.read_text(encoding="utf-8"))
+    assert not found, (f"{page.relative_to(ROOT)}: glue these bounds as as_math(upper_bound(...)) or "
+                       "as_math(agreement(...)), not as_math(f'{value:.1e}'):\n" + "\n".join(found))
+
+
+_CELL = "```{code-cell} ipython3\nglue_values(\n    b=as_math(f\"{upper[i]:.1e}\"),\n    " \
+        "ok=as_math(upper_bound(upper[i], \".1e\")),\n)\n```\n"
+
+
+@pytest.mark.parametrize("bad", [
+    "is 1e-3, below the bound {glue:md}`b:myst`.", "sits inside the bound {glue:md}`b:myst`.",
+    "it stays within {glue:md}`b:myst` of it", "at most {glue:md}`b:myst`",
+])
+def test_the_math_rule_finds_a_rounded_bound(bad):
+    assert rounded_math_bounds(_CELL + bad)
+
+
+@pytest.mark.parametrize("good", [
+    "is 1e-3, below the bound {glue:md}`ok:myst`.",  # upper_bound: rounded up
+    "the weight off the winner is {glue:md}`b:myst`",  # a value, not a bound
+    "below {glue:md}`other:myst`",                     # glued elsewhere (not a raw format of this page)
+])
+def test_the_math_rule_passes_safe_bounds_and_plain_values(good):
+    assert not rounded_math_bounds(_CELL + good)

@@ -157,6 +157,18 @@ RESERVED = [
     ("the index of the largest logit of a row is j^* (z_{j^*}, e_{j^*}, w_max = w_{j^*}): not m, which is the row's "
      "maximum value, nor a bare *",
      re.compile(r"(?<![\\\w{])e_\{?m\}?(?![\w}])|(?<![\\\w{])[xz]_\{?\*\}?(?![\w])|\\ne\s*\*|_\{\s*\*\s*\}")),
+    ("a Hessian is the Jacobian of a gradient (J for lse): the notation page defines no nabla^2 (reader t3, finding 10)",
+     re.compile(r"\\nabla\s*\^")),
+    ("a bar is a plain mean: a mean under the weights is E_w[.], as E_w[k] = sum_j w_j k_j (reader t3, finding 14)",
+     re.compile(r"\\bar\s*\{?\s*[a-zA-Z]\s*\}?\s*=\s*\\sum_\{?[a-z]\}?\s*w_")),
+    ("a bare d is the width of generic vectors, not a vector (reader t3, finding 9)",
+     re.compile(r"(?<![\\\w{_'])d\s*=\s*(?![\d\s$])")),
+    ("D is a direction in which a projection matrix is moved (W_V + eps D), never defined as another matrix "
+     "(reader t3, finding 3)",
+     re.compile(r"(?<![\\\w{_])D\s*=")),
+    ("h is the number of heads: d_h would read as a head's width; a recurrent state's width is d_state "
+     "(reader t3, finding 4)",
+     re.compile(r"(?<![\\{])d_\{?h\}?(?![\w}])")),
 ]
 
 
@@ -209,6 +221,11 @@ def test_pages_use_symbols_as_the_notation_page_reserves_them(page):
     r"$\nabla_x \operatorname{softmax}(x)$", r"$\nabla_q o$",        # a Jacobian written as a gradient
     r"$s_j = q_i\cdot k_j/(\sqrt{d_k}\,\tau)$",                   # a score with the temperature folded in
     r"$O = \operatorname{softmax}(QK^\top/\sqrt{d_k} \text{ masked})\,V$",  # a word for the mask B
+    r"$\nabla^2 \operatorname{lse}(x) = \operatorname{diag}(w) - ww^\top$",  # a Hessian as nabla^2
+    r"$\bar k = \sum_j w_j k_j$",                                 # a weighted mean under a bar
+    r"$d = \tau\bigl(\log\operatorname{softmax}(y/\tau) - \log w\bigr)$",  # a vector named d
+    r"Let $D = E - PE$",                                           # D for a difference of encodings
+    r"a state of width $d_h =$ 1024", r"$4Td_h$ bytes",            # d_h for a recurrent state
 ])
 def test_the_rules_catch_each_misuse(bad):
     assert misuses(f"Some prose {bad} more prose.\n"), f"no rule caught {bad}"
@@ -234,6 +251,9 @@ def test_the_rules_catch_each_misuse(bad):
     r"$\operatorname{SelfAttention}(PX + E)$", r"$X + E$", r"$\nabla\operatorname{lse}(x) = w$",
     r"$\nabla_q \ell = c\sum_j w_j$", r"$g = \nabla_o\ell$", r"$\partial o/\partial q$",
     r"$\operatorname{softmax}(QK^\top/\sqrt{d_k} + B)\,V$", r"$\operatorname{softmax}(\cos\theta_j/\tau_{\text{eff}})$",
+    r"$\mathbb{E}_w[k] = \sum_j w_j k_j$", r"$\bar v = \frac{1}{T_k}\sum_j v_j$", r"$u\in\mathbb{R}^d$, $d = 3$",
+    r"$W_V + \varepsilon D$", r"$G = E - PE$", r"$4Td_{\text{state}}$", r"$d_{\text{model}}/h$", r"$d_k = d_v$",
+    r"$J = \operatorname{diag}(w) - ww^\top$, the Hessian of $\operatorname{lse}$",
 ])
 def test_the_rules_pass_the_notation(good):
     assert not misuses(f"Some prose {good} more prose.\n"), f"a rule rejects the book's own notation: {good}"

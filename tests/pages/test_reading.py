@@ -312,3 +312,64 @@ def test_the_glued_clause_rule():
     words = '```{code-cell} ipython3\nglue_values(word=tokens[i], colour="vermilion", n=3)\n```\n'
     link = '```{code-cell} ipython3\nglue_values(link=Markdown(link_to("The score matrix of cross-attention")))\n```\n'
     assert glued_clauses(clause) and not glued_clauses(words) and not glued_clauses(link)
+
+
+# -- claims that need their condition (reader t3) ------------------------------------------------------------
+# (Its finding 2, "its rows sum to 0" said of the sum of the rows, is held by the theory page's own assert: a
+# Jacobian's rows do sum to 0 entry by entry, so no phrase rule can tell the two apart.)
+# Each rule: a kind of sentence, and the words that must come with it. A sentence is prose (code cells left
+# out) up to a full stop; a rule fires when the claim is there and the condition is not.
+_CODE = re.compile(r"```\{code-cell\}.*?\n```", re.S)
+NEEDS_CONDITION = [
+    ("probability 0 needs a distribution with a density: a continuous but singular one can land in a null set "
+     "(finding 5)",
+     re.compile(r"continuous distribution", re.I), re.compile(r"densit", re.I)),
+    ("a shift of a whole row by a huge finite amount returns the same softmax only in exact arithmetic: in "
+     "float64 it rounds every score (finding 13)",
+     re.compile(r"(?=.*(?:penal|huge|finite amount|shifted by the same))(?=.*(?:softmax\s+again|changes nothing))",
+                re.I),
+     re.compile(r"exact|real arithmetic|round|permut|order|bit for bit|\bP\b|\\Pi", re.I)),
+    ("a cost counted 'by its definition' must say which evaluation it counts (the stable softmax subtracts the "
+     "maximum, the definition does not; finding 12)",
+     re.compile(r"by (?:its|the) definition,?\s+(?:takes|costs|needs)", re.I), re.compile(r"$^")),
+]
+
+
+def unconditioned_claims(text: str) -> list[str]:
+    prose = _CODE.sub(" ", text)
+    found = []
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", prose):
+        flat = " ".join(sentence.split())
+        for why, claim, condition in NEEDS_CONDITION:
+            if claim.search(flat) and not condition.search(flat):
+                found.append(f"{why}: {flat[:120]!r}")
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_claims_state_their_conditions(page):
+    found = unconditioned_claims(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("bad", [
+    "Such exceptions form a set of measure zero, and a draw from a continuous distribution lands in it with "
+    "probability 0.",
+    "A row penalised by the same huge finite amount everywhere is just the unmasked softmax again, as the lemma "
+    "warned.",
+    "All scores are shifted by the same $-L$, which the lemma says changes nothing.",
+    "Computing $\\operatorname{softmax}(cQK^\\top)V$ by its definition takes",
+])
+def test_the_condition_rules_catch_each_fault(bad):
+    assert unconditioned_claims(bad), bad
+
+
+@pytest.mark.parametrize("good", [
+    "A draw from a distribution with a density (such as independent Gaussian entries) lands in it with "
+    "probability 0.",
+    "It gives back the unmasked softmax again: exactly in real arithmetic, and in float64 up to rounding.",
+    "All scores are shifted by the same $-L$, which changes nothing in exact arithmetic.",
+    "Computing it directly, with the stable softmax, takes",
+])
+def test_the_condition_rules_pass_the_fixed_sentences(good):
+    assert not unconditioned_claims(good), good

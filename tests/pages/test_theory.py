@@ -54,17 +54,18 @@ def test_positional_encoding_breaks_equivariance():
 
 
 def _witness_violation(E, perm, d_k, d_v):
-    """The point of the theory page's proof: X = -E, W_Q, W_K, W_V with first column a non-zero row D_r of
-    D = E - PE. Returns entry (r, 0) of SelfAttention(PX + E) - P SelfAttention(X + E) and g(lambda)."""
+    """The point of the theory page's proof: X = -E, W_Q, W_K, W_V with first column a non-zero row G_r of
+    G = E - PE. Returns entry (r, 0) of SelfAttention(PX + E) - P SelfAttention(X + E) and g(lambda)."""
     T, d_model = E.shape
-    D = E - E[perm]
-    r = int(np.argmax(np.linalg.norm(D, axis=1)))
+    G = E - E[perm]
+    assert np.abs(G.sum(axis=0)).max() < 1e-12  # the sum of G's rows is the zero vector (not each row's sum)
+    r = int(np.argmax(np.linalg.norm(G, axis=1)))
     W_Q, W_K, W_V = (np.zeros((d_model, width)) for width in (d_k, d_k, d_v))
     for W in (W_Q, W_K, W_V):
-        W[:, 0] = D[r]
+        W[:, 0] = G[r]
     X = -E
     F = attn.self_attention(X[perm] + E, W_Q, W_K, W_V).output - attn.self_attention(X + E, W_Q, W_K, W_V).output[perm]
-    beta = D @ D[r]
+    beta = G @ G[r]
     return F[r, 0], attn.softmax(beta * beta[r] / math.sqrt(d_k)) @ beta
 
 
