@@ -115,7 +115,7 @@ def test_the_coordinate_rule():
 
 # ------------------------------------------------------------------- 3. W_QK is not identified either
 def test_the_weights_do_not_fix_W_QK_when_the_tokens_do_not_span():
-    """The page's example: T = 5 tokens in d_model = 6 dimensions; W_Q + z aᵀ with X z = 0."""
+    """The page's example: T = 5 tokens in d_model = 6 dimensions; W_Q + u rᵀ with X u = 0."""
     rng = np.random.default_rng(2)
     T, d_model, d_k, d_v = 5, 6, 4, 3
     X = rng.normal(size=(T, d_model))
