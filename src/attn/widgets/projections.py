@@ -34,6 +34,14 @@ def rotation_scale(angle_deg: float, scale: float) -> np.ndarray:
     return scale * np.array([[c, s], [-s, c]])  # (x1, x2) @ W = scale * (x1 c - x2 s, x1 s + x2 c)
 
 
+def outside_hull(v, centre, gap: float = 0.45) -> np.ndarray:
+    """Where a value's label goes: ``gap`` beyond the value, away from the values' centre, so outside their hull
+    (the output, which is inside it, never hides a label)."""
+    d = np.asarray(v, dtype=float) - np.asarray(centre, dtype=float)
+    n = float(np.linalg.norm(d))
+    return np.asarray(v, dtype=float) + gap * (d / n if n > 1e-12 else np.array([1.0, 1.0]) / np.sqrt(2))
+
+
 class ProjectionsExplorer(Explorer):
     """Pick a token ``t`` and set ``W_Q``, ``W_K``, ``W_V`` as a rotation angle (degrees) and a scale each.
 
@@ -136,10 +144,13 @@ class ProjectionsExplorer(Explorer):
         ax_v.set_title("values and output: only $V$ gets here", fontsize=10)
         (self.hull_line,) = ax_v.plot([], [], color="0.6", lw=1)
         (self.hull_fill,) = ax_v.fill([0, 0, 0], [0, 0, 0], color="0.92", zorder=0)
-        self.value_dots = ax_v.scatter(np.zeros(len(self.X)), np.zeros(len(self.X)), s=50, c=TOKEN_COLOURS, zorder=2)
-        self.value_text = [ax_v.text(0, 0, f"$v_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9)
-                           for j in range(len(self.X))]
-        (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", ls="none", zorder=3)
+        # the value dots half transparent and the star rimmed in white: the output stays visible on a heavy value
+        self.value_dots = ax_v.scatter(np.zeros(len(self.X)), np.zeros(len(self.X)), s=50, c=TOKEN_COLOURS,
+                                       alpha=0.55, edgecolors=TOKEN_COLOURS, linewidths=1.2, zorder=2)
+        self.value_text = [ax_v.text(0, 0, f"$v_{j + 1}$", color=TOKEN_COLOURS[j], fontsize=9, ha="center",
+                                     va="center") for j in range(len(self.X))]
+        (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", mec="white", mew=1.2, ls="none",
+                                    zorder=3)
 
     def _animated(self):
         return [self.x_arrow, *self.qkv_arrows.values(), *self.qkv_labels.values(), self.ax_x.title,
@@ -171,7 +182,7 @@ class ProjectionsExplorer(Explorer):
         self.hull_fill.set_xy(ring)
         self.value_dots.set_offsets(V)
         self.value_dots.set_sizes(30 + 300 * a)
-        for text, v in zip(self.value_text, V):
-            text.set_position(v + 0.12)
+        for text, v in zip(self.value_text, V):  # outside the hull, away from the values' centre
+            text.set_position(outside_hull(v, V.mean(axis=0)))
         o = r["output"][t]
         self.out_dot.set_data([o[0]], [o[1]])

@@ -13,11 +13,23 @@ KEY_COLOURS = list(SERIES[:4])
 NO_SHRINK = dict(shrinkA=0, shrinkB=0)  # arrows from the origin to the point: no path clipping per draw
 
 
+LABEL_GAP = 0.32  # how far beyond an arrow's tip its label is centred, in the panel's units
+
+
+def beyond_tip(tip, gap: float = LABEL_GAP) -> np.ndarray:
+    """Where an arrow's label goes: centred ``gap`` beyond the tip along the arrow, clear of the arrowhead
+    whichever way the arrow points (a zero arrow: up and to the right)."""
+    tip = np.asarray(tip, dtype=float)
+    n = float(np.linalg.norm(tip))
+    u = tip / n if n > 1e-12 else np.array([1.0, 1.0]) / np.sqrt(2)
+    return tip + gap * u
+
+
 class WeightedAverageExplorer(Explorer):
     """Edit the query ``q = (q1, q2)``, one key ``k_key = (kx, ky)`` and the temperature ``tau``.
 
     Left: the query and the keys as arrows. Middle: the weights softmax(q·kⱼ/√d_k/τ) as bars.
-    Right: the value rows, their convex hull and the output o = Σⱼ wⱼ vⱼ, which always lies inside it.
+    Right: the value rows, their convex hull and the output o = Σⱼ wⱼ vⱼ, which lies inside it (up to rounding).
     """
 
     q0, K0, V0 = figure3()
@@ -33,8 +45,8 @@ class WeightedAverageExplorer(Explorer):
                   "picture gives the scores, weights and output to three decimals.")
     live_size = (900, 300)
     live_controls = [
-        Control("q1", "q₁", min=-2.0, max=2.0, step=0.01, digits=2),
-        Control("q2", "q₂", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("q1", "query x", min=-2.0, max=2.0, step=0.01, digits=2),
+        Control("q2", "query y", min=-2.0, max=2.0, step=0.01, digits=2),
         Control("key", "edit key", "choice", options=[("k₁", 1), ("k₂", 2), ("k₃", 3), ("k₄", 4)]),
         Control("kx", "key x", min=-2.0, max=2.0, step=0.01, digits=2),
         Control("ky", "key y", min=-2.0, max=2.0, step=0.01, digits=2),
@@ -104,9 +116,10 @@ class WeightedAverageExplorer(Explorer):
         ax_k.set_title("query and keys")
         self.key_arrows = [ax_k.annotate("", xy=(0, 0), xytext=(0, 0),
                                          arrowprops=dict(arrowstyle="->", color=c, lw=2, **NO_SHRINK)) for c in KEY_COLOURS]
-        self.key_labels = [ax_k.text(0, 0, f"$k_{i + 1}$", color=c, fontsize=11) for i, c in enumerate(KEY_COLOURS)]
+        self.key_labels = [ax_k.text(0, 0, f"$k_{i + 1}$", color=c, fontsize=11, ha="center", va="center")
+                           for i, c in enumerate(KEY_COLOURS)]
         self.q_arrow = ax_k.annotate("", xy=(0, 0), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color="black", lw=2.5, **NO_SHRINK))
-        self.q_label = ax_k.text(0, 0, "$q$", fontsize=12, weight="bold")
+        self.q_label = ax_k.text(0, 0, "$q$", fontsize=12, weight="bold", ha="center", va="center")
 
         labels = [f"$k_{i + 1}$" for i in range(4)]
         self.bars = ax_w.barh(labels, np.zeros(4), color=KEY_COLOURS)
@@ -122,7 +135,8 @@ class WeightedAverageExplorer(Explorer):
         self.value_dots = ax_v.scatter(V[:, 0], V[:, 1], s=60, c=KEY_COLOURS, zorder=2)
         self.value_labels = [ax_v.text(x + 0.3, y - 0.35, f"$v_{i + 1}$", color=KEY_COLOURS[i], zorder=4)
                              for i, (x, y) in enumerate(V)]  # clear of the dot; drawn over the dots
-        (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", ls="none", zorder=3)
+        (self.out_dot,) = ax_v.plot([], [], marker="*", ms=16, color="black", mec="white", mew=1.2, ls="none",
+                                    zorder=3)  # a white rim: the star stands out on a value dot
 
     def _animated(self):
         return [*self.key_arrows, *self.key_labels, self.q_arrow, self.q_label,
@@ -133,10 +147,10 @@ class WeightedAverageExplorer(Explorer):
         r = self.compute()
         q, w, o = r["q"], r["weights"], r["output"]
         self.q_arrow.xy = tuple(q)
-        self.q_label.set_position(q * 1.08)
+        self.q_label.set_position(beyond_tip(q))
         for arrow, label, k in zip(self.key_arrows, self.key_labels, self.K):
             arrow.xy = tuple(k)
-            label.set_position(k * 1.1)
+            label.set_position(beyond_tip(k))
         for bar, text, wi in zip(self.bars, self.bar_text, w):
             bar.set_width(wi)
         for i, (text, wi) in enumerate(zip(self.bar_text, w)):

@@ -4,6 +4,10 @@ function rotationScale(angleDeg, s) {  // as attn.widgets.projections.rotation_s
   return [[s * c, s * n], [-s * n, s * c]];
 }
 
+// a rim in the page's background colour, so that the output's star stands out on a value dot beneath it
+const STAR_HALO = "stroke: var(--pst-color-background, var(--jp-layout-color0, #fff)); stroke-width: 1.5px; " +
+  "paint-order: stroke";
+
 const EXPLORER = {
   build(ctx) {
     const {svg: root, data} = ctx;
@@ -55,9 +59,12 @@ const EXPLORER = {
     svg("line", {x1: 630, x2: 880, y1: vy(0), y2: vy(0), class: "attn-grid"}, gv);
     svg("line", {x1: vx(0), x2: vx(0), y1: 30, y2: 280, class: "attn-grid"}, gv);
     ctx.hull = svg("polygon", {class: "attn-hull"}, gv);
-    ctx.dots = C.map((c, j) => ({dot: svg("circle", {fill: c}, gv), label: svg("text", {class: "attn-tick"}, gv)}));
+    // the value dots half transparent and the star haloed, so the output stays visible on a heavy value
+    ctx.dots = C.map((c, j) => ({dot: svg("circle", {fill: c, "fill-opacity": 0.55, stroke: c, "stroke-width": 1.5}, gv),
+                                 label: svg("text", {class: "attn-tick", "text-anchor": "middle",
+                                                     "dominant-baseline": "central"}, gv)}));
     ctx.dots.forEach((d, j) => { d.label.textContent = `v${j + 1}`; });
-    ctx.star = svg("path", {d: starPath(9), class: "attn-star"}, gv);
+    ctx.star = svg("path", {d: starPath(9), class: "attn-star", style: STAR_HALO}, gv);
 
     const tb = html("table", {class: "attn-table"}, ctx.numbers);
     const head = html("tr", {}, tb);
@@ -101,14 +108,16 @@ const EXPLORER = {
     }
     ctx.weights.title.textContent = `weights of q${n}: softmax(q${n}·kⱼ / √dₖ)`;
     setWeights(ctx.weights, r.a);
+    const mx = r.V.reduce((a, v) => a + v[0], 0) / r.V.length, my = r.V.reduce((a, v) => a + v[1], 0) / r.V.length;
     r.a.forEach((w, j) => {
       setNum(ctx.wcells[j], w, 3);
-      const v = r.V[j], d = ctx.dots[j];
+      const v = r.V[j], d = ctx.dots[j], rad = Math.sqrt(30 + 300 * w) / 1.6;
       d.dot.setAttribute("cx", vx(v[0])); d.dot.setAttribute("cy", vy(v[1]));
-      d.dot.setAttribute("r", Math.sqrt(30 + 300 * w) / 1.6);
-      d.label.setAttribute("x", vx(v[0]) + 6); d.label.setAttribute("y", vy(v[1]) + 15);
+      d.dot.setAttribute("r", rad);
+      // the label outside the hull, away from the values' centre (the output is inside the hull)
+      const ux = vx(v[0]) - vx(mx), uy = vy(v[1]) - vy(my), n = Math.hypot(ux, uy) || 1;
+      d.label.setAttribute("x", vx(v[0]) + (rad + 10) * ux / n); d.label.setAttribute("y", vy(v[1]) + (rad + 10) * uy / n);
     });
-    const mx = r.V.reduce((a, v) => a + v[0], 0) / r.V.length, my = r.V.reduce((a, v) => a + v[1], 0) / r.V.length;
     const ring = [...r.V].sort((a, b) => Math.atan2(a[1] - my, a[0] - mx) - Math.atan2(b[1] - my, b[0] - mx));
     ctx.hull.setAttribute("points", ring.map(([x, y]) => `${vx(x).toFixed(1)},${vy(y).toFixed(1)}`).join(" "));
     ctx.star.setAttribute("transform", `translate(${vx(r.o[0])},${vy(r.o[1])})`);

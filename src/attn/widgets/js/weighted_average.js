@@ -1,4 +1,16 @@
 // Proposition 1: one query, four keys (drag them), τ; the weights and the weighted average of the values.
+
+// An arrow's label, centred `gap` px beyond its tip along the arrow: clear of the arrowhead and of the drag
+// handle (radius 10) whichever way the arrow points (a zero arrow: up and to the right).
+function placeBeyondTip(label, sx, sy, x, y, gap) {
+  const dx = sx(x) - sx(0), dy = sy(y) - sy(0), n = Math.hypot(dx, dy);
+  const [ux, uy] = n > 1e-9 ? [dx / n, dy / n] : [Math.SQRT1_2, -Math.SQRT1_2];
+  label.setAttribute("x", sx(x) + gap * ux); label.setAttribute("y", sy(y) + gap * uy);
+}
+// a rim in the page's background colour, so that the output's star stands out on a value dot beneath it
+const STAR_HALO = "stroke: var(--pst-color-background, var(--jp-layout-color0, #fff)); stroke-width: 1.5px; " +
+  "paint-order: stroke";
+
 const EXPLORER = {
   build(ctx) {
     const {svg: root, data} = ctx;
@@ -14,7 +26,7 @@ const EXPLORER = {
     svg("line", {x1: sx(0), x2: sx(0), y1: sy(-2.2), y2: sy(2.2), class: "attn-grid"}, gk);
     ctx.keys = C.map((c, i) => {
       const line = svg("line", {x1: sx(0), y1: sy(0), stroke: c, "stroke-width": 2.5, "marker-end": `url(#${ctx.marker[c]})`}, gk);
-      const label = svg("text", {class: "attn-label"}, gk);
+      const label = svg("text", {class: "attn-label", "text-anchor": "middle", "dominant-baseline": "central"}, gk);
       label.textContent = `k${i + 1}`;
       const handle = svg("circle", {r: 9, fill: c, "fill-opacity": 0.25, stroke: c, role: "slider",
                                     "aria-label": `key k${i + 1}: arrow keys move it`}, gk);
@@ -26,7 +38,7 @@ const EXPLORER = {
       return {line, label, handle};
     });
     ctx.q = {line: svg("line", {x1: sx(0), y1: sy(0), stroke: ink, "stroke-width": 3, "marker-end": `url(#${ctx.marker[ink]})`}, gk),
-             label: svg("text", {class: "attn-label attn-bold"}, gk),
+             label: svg("text", {class: "attn-label attn-bold", "text-anchor": "middle", "dominant-baseline": "central"}, gk),
              handle: svg("circle", {r: 10, fill: ink, "fill-opacity": 0.15, stroke: ink, role: "slider",
                                     "aria-label": "query q: arrow keys move it"}, gk)};
     ctx.q.label.textContent = "q";
@@ -52,7 +64,7 @@ const EXPLORER = {
       svg("text", {x: vx(x) + 10, y: vy(y) + 16, class: "attn-label"}, gv).textContent = `v${i + 1}`;
       return svg("circle", {cx: vx(x), cy: vy(y), fill: C[i]}, gv);
     });
-    ctx.star = svg("path", {d: starPath(9), class: "attn-star"}, gv);
+    ctx.star = svg("path", {d: starPath(9), class: "attn-star", style: STAR_HALO}, gv);
     ctx.vx = vx; ctx.vy = vy;
 
     // the numbers, exact in data-value
@@ -100,13 +112,13 @@ const EXPLORER = {
       k.line.setAttribute("x2", sx(x)); k.line.setAttribute("y2", sy(y));
       k.handle.setAttribute("cx", sx(x)); k.handle.setAttribute("cy", sy(y));
       setPoint(k.handle, x, y, `k${i + 1} = (${fmt(x, 2)}, ${fmt(y, 2)})`);
-      k.label.setAttribute("x", sx(x * 1.1) + 6); k.label.setAttribute("y", sy(y * 1.1) - 6);
+      placeBeyondTip(k.label, sx, sy, x, y, 22);
     });
     const q = ctx.q;
     q.line.setAttribute("x2", sx(s.q1)); q.line.setAttribute("y2", sy(s.q2));
     q.handle.setAttribute("cx", sx(s.q1)); q.handle.setAttribute("cy", sy(s.q2));
     setPoint(q.handle, s.q1, s.q2, `q = (${fmt(s.q1, 2)}, ${fmt(s.q2, 2)})`);
-    q.label.setAttribute("x", sx(s.q1 * 1.08) + 6); q.label.setAttribute("y", sy(s.q2 * 1.08) - 6);
+    placeBeyondTip(q.label, sx, sy, s.q1, s.q2, 22);
     ctx.weights.title.textContent = `softmax(q·kⱼ / √dₖ / τ), τ = ${sig(s.tau, 3)}`;
     setWeights(ctx.weights, r.w);
     r.w.forEach((w, i) => {
