@@ -10,6 +10,7 @@ download menu.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 from pathlib import Path
 
@@ -41,38 +42,51 @@ def install_cell_source(repository: str) -> str:
     return INSTALL.format(url=repository.rstrip("/") + ".git")
 
 
-MD_LINK = re.compile(r"\]\((?P<path>(?![a-z][a-z0-9+.-]*:)[^)#\s]+)\.md(?P<anchor>#[^)\s]*)?\)")
+MD_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<path>(?![a-z][a-z0-9+.-]*:)[^)#\s]+)\.md(?P<anchor>#[^)\s]*)?\)")
+COPY_DIR = "exercises/" + LEARNER_DIR  # where the learner copies stand in the repository
 
 
-def download_links(text: str) -> str:
+def book_page(path: str) -> str:
+    """The book's page (``chapters/prop3-scaling``) a learner copy's link ``path`` (without ``.md``) names: a
+    page's own (``../../chapters/prop3-scaling``), or, for another learner copy (``b01-three-tokens``), the
+    exercise page it was made from (``exercises/b01-three-tokens``), which offers that copy for download."""
+    page = posixpath.normpath(posixpath.join(COPY_DIR, path))
+    if posixpath.dirname(page) == COPY_DIR:
+        page = posixpath.join("exercises", posixpath.basename(page))
+    return page
+
+
+def download_links(text: str, base_url: str | None = None) -> str:
     """The Markdown links of a learner copy as they must read in its downloaded .ipynb.
 
     A learner copy links to the other copies next to it (``b01-three-tokens.md``) and to the book's pages
-    (``../../chapters/notation.md``), which are files of the repository. Downloaded, only notebooks stand next
-    to it (``learner/<page>.ipynb``, in the built book and in a learner's folder of downloads): a copy's
-    link becomes its notebook (``b01-three-tokens.ipynb``, heading anchor kept: Jupyter makes the same ones),
-    and a page's link the built page at the same relative place (``../../chapters/notation.html``, no anchor:
-    the book's are not JupyterLab's)."""
+    (``../../chapters/prop3-scaling.md``), which are files of the repository. A downloaded notebook stands alone
+    (in a learner's downloads, or in Colab), so no relative link reaches anything from it. With the book's
+    published address ``base_url`` known (``html.baseurl`` in ``_config.yml``), each link becomes the absolute
+    address of the book's page (for another copy, the exercise page that offers it; no anchor: the book's are not
+    JupyterLab's); without it, the link's text stays and names the page in plain text, so that nothing in the
+    notebook is a dead link (reader t5, finding 10)."""
     def swap(m):
-        path, anchor = m["path"], m["anchor"] or ""
-        if "/" not in path:
-            return f"]({path}.ipynb{anchor})"
-        return f"]({path}.html)"
+        page = book_page(m["path"])
+        if base_url:
+            return f"[{m['text']}]({base_url.rstrip('/')}/{page}.html)"
+        return f"{m['text']} (a page of the book, `{page}`)"
     return MD_LINK.sub(swap, text)
 
 
-def write_learner_notebook(src: Path, target: Path, repository: str | None = None) -> None:
+def write_learner_notebook(src: Path, target: Path, repository: str | None = None,
+                           base_url: str | None = None) -> None:
     """The learner copy ``src`` (MyST Markdown) as a valid, unexecuted .ipynb at ``target``; with the book's
     ``repository`` URL known, a first cell installs attn from it where it is not installed (Colab). Links to
-    other learner copies and to the book's pages are made to work from the downloaded file
-    (:func:`download_links`)."""
+    other learner copies and to the book's pages are made absolute with the book's ``base_url``, or named in
+    plain text without it (:func:`download_links`)."""
     import jupytext
     import nbformat
 
     nb = jupytext.read(src)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = download_links(cell.source)
+            cell.source = download_links(cell.source, base_url)
     if repository:
         nb.cells.insert(0, nbformat.v4.new_code_cell(install_cell_source(repository)))
     nb.metadata.pop("jupytext", None)  # an .ipynb on its own, not paired with a text file
@@ -89,7 +103,8 @@ def _offer_learner_copy(app, pagename, templatename, context, doctree):
         return
     name = Path(pagename).name + ".ipynb"
     write_learner_notebook(src, Path(app.outdir) / Path(pagename).parent / LEARNER_DIR / name,
-                           repository=getattr(app, "attn_repository", None))  # see launch_buttons.py
+                           repository=getattr(app, "attn_repository", None),  # see launch_buttons.py
+                           base_url=getattr(app.config, "html_baseurl", "") or None)
     url = f"{LEARNER_DIR}/{name}"
     note = (f'<p class="{LINK_CLASS}"><a class="reference download" href="{html.escape(url)}" download="{name}">'
             f'Download this exercise as a notebook ({html.escape(name)})</a>: empty answer cells and no solution, '

@@ -17,7 +17,7 @@ from .attention import attention, scores
 from .masks import causal_mask
 from .softmax import softmax
 
-__all__ = ["attention_route", "causal_route", "temperature_route"]
+__all__ = ["attention_route", "causal_route", "even_rows_text", "temperature_route"]
 
 
 def _num(x) -> str:
@@ -91,6 +91,39 @@ def attention_route(i: int, Q, K, V) -> str:
             "dividing each by that sum gives " + weights + " (they sum to 1 before rounding).\n\n"
             f"**Output, query {n}.** Row {n} of the output is the weighted average of the value rows: "
             f"$o_{n} = \\sum_j w_{{{n}j}}v_j$ = {mix} $\\approx (" + ", ".join(f"{x:.2f}" for x in O[i]) + ")$.")
+
+
+def even_rows_text(S) -> str:
+    """One MyST sentence on the rows of the scores ``S`` whose scores are all equal, true for any ``S``: such a
+    row's weights are all ``1/T_k`` and its output is the plain average of the values; a seed whose ``S`` has no
+    such row gets a sentence saying so (rows counted from 1, as the page's formulas count queries).
+
+    Parameters
+    ----------
+    S : array (T_q, T_k) of finite scores (already scaled), no mask.
+
+    Returns
+    -------
+    str
+        One sentence, for zero, one or several such rows.
+
+    Raises
+    ------
+    ValueError
+        If ``S`` is not a finite 2-D array.
+    """
+    S = _matrix("S", S, 2)
+    T_k = S.shape[1]
+    rows = [i + 1 for i in range(len(S)) if np.ptp(S[i]) == 0]  # exact: equal scores, not nearly equal
+    if not rows:
+        return (f"No row of $S$ has all {T_k} scores equal here, so every query gives some key more than "
+                f"1/{T_k} of its weight.")
+    if len(rows) == 1:
+        return (f"Row {rows[0]} has equal scores throughout, so its weights are all 1/{T_k} and its output is "
+                "the plain average of the values.")
+    named = ", ".join(str(r) for r in rows[:-1]) + f" and {rows[-1]}"
+    return (f"Rows {named} have equal scores throughout, so their weights are all 1/{T_k} and each of their "
+            "outputs is the plain average of the values.")
 
 
 def temperature_route(s, taus) -> str:

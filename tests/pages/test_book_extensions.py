@@ -259,29 +259,33 @@ def test_learner_notebook_is_valid_and_has_no_solution(tmp_path):
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
 
 
-def test_downloaded_learner_notebooks_link_to_what_stands_next_to_them(tmp_path):
-    """A learner copy links to other copies (``b01-three-tokens.md``), which a download does not hold: in the
-    .ipynb each becomes the other copy's notebook, which the built book serves next to it (learner/<page>.ipynb),
-    and a link to a page of the book becomes that built page (review 5, finding 12)."""
-    assert learner_downloads.download_links("[B01](b01-three-tokens.md) and [B01](b01-three-tokens.md#Output)") \
-        == "[B01](b01-three-tokens.ipynb) and [B01](b01-three-tokens.ipynb#Output)"
+def test_downloaded_learner_notebooks_hold_no_relative_link(tmp_path):
+    """A downloaded learner notebook stands alone (a learner's downloads, Colab): a relative link from it reaches
+    nothing (reader t5, finding 10; review 5, finding 12 had made them relative to the built book). With the
+    book's address known each link is the book's page, absolute; without it the link's text names the page."""
+    base = "https://example.org/attn/"
+    assert learner_downloads.download_links("[B01](b01-three-tokens.md) and [B01](b01-three-tokens.md#Output)",
+                                            base) == ("[B01](https://example.org/attn/exercises/b01-three-tokens.html)"
+                                                      " and [B01](https://example.org/attn/exercises/b01-three-tokens.html)")
+    assert learner_downloads.download_links("[N](../../chapters/notation.md#Conventions)", base) == \
+        "[N](https://example.org/attn/chapters/notation.html)"
     assert learner_downloads.download_links("[N](../../chapters/notation.md#Conventions)") == \
-        "[N](../../chapters/notation.html)"
+        "N (a page of the book, `chapters/notation`)"
     assert learner_downloads.download_links("[x](https://example.org/a.md)") == "[x](https://example.org/a.md)"
     learner = ROOT / "exercises" / "learner"
     linked = 0
     for src in sorted(learner.glob("*.md")):
-        target = tmp_path / (src.stem + ".ipynb")
-        learner_downloads.write_learner_notebook(src, target)
-        text = "\n".join(c.source for c in nbformat.read(target, as_version=4).cells if c.cell_type == "markdown")
-        assert not re.findall(r"\]\((?![a-z]+:)[^)]*\.md[)#]", text), f"{src.name}: a link to a .md file is left"
-        for path in re.findall(r"\]\((?![a-z]+:)([^)#]+\.ipynb)", text):
-            linked += 1
-            assert "/" not in path and (learner / path).with_suffix(".md").is_file(), (src.name, path)
-        for path in re.findall(r"\]\((?![a-z]+:)([^)#]+\.html)", text):
-            linked += 1
-            assert (learner / path).with_suffix(".md").resolve().is_file(), (src.name, path)
-    assert linked >= 6  # b04, e02 and v01 to v04 link to another exercise
+        for url in (None, base):
+            target = tmp_path / (src.stem + ".ipynb")
+            learner_downloads.write_learner_notebook(src, target, base_url=url)
+            text = "\n".join(c.source for c in nbformat.read(target, as_version=4).cells if c.cell_type == "markdown")
+            assert not re.findall(r"\]\((?![a-z]+:)[^)]*\)", text), f"{src.name}: a relative link is left"
+            for page in re.findall(r"\]\(https://example\.org/attn/([^)#]+)\.html\)", text):
+                linked += 1
+                assert (ROOT / page).with_suffix(".md").is_file(), (src.name, page)
+            for page in re.findall(r"\(a page of the book, `([^`]+)`\)", text):
+                assert (ROOT / page).with_suffix(".md").is_file(), (src.name, page)
+    assert linked >= 10  # b04, e02, e03, e04, e06, e07 and v01 to v04 link to another page
 
 
 def test_learner_notebook_installs_attn_only_where_missing(tmp_path):

@@ -121,7 +121,8 @@ E01 = exercise(1, "softmax", "Implement the softmax, stably, with a temperature"
         "softmax(x)_i = exp(x_i) / Σ_j exp(x_j), along the last axis. Start with np.exp and .sum(axis=-1, keepdims=True).",
         "The temperature divides the logits first: use z = x / tau.",
         "Stability: subtracting the same number from every logit of a row does not change its softmax. Subtract "
-        "the row maximum, z - z.max(axis=-1, keepdims=True): the largest exponent becomes exp(0) = 1, nothing overflows.",
+        "the row maximum, z - z.max(axis=-1, keepdims=True): the largest exponent becomes 0, so the largest "
+        "exponential is exp(0) = 1 and nothing overflows.",
         "keepdims=True keeps the reduced axis, so a (2, 3) matrix minus its (2, 1) maxima broadcasts row by row.",
     ),
 )
@@ -187,9 +188,9 @@ E02 = exercise(2, "attention", "Implement scaled dot-product attention with a ma
         praise="Scale, mask, softmax along rows, then weights @ V: eq. (1) of Vaswani et al., with the −∞ masking of their §3.2.3.",
         mistakes=[
             Mistake("forgot_scale", lambda ns: _attn_variant(scale="none"),
-                    "Your output comes from unscaled scores. Divide Q Kᵀ by √d_k before the softmax."),
+                    "Your output comes from the raw dot products Q Kᵀ. Divide them by √d_k before the softmax."),
             Mistake("divided_by_dk", lambda ns: _attn_variant(scale="dk"),
-                    "You divided the scores by d_k. The scale is 1/√d_k: np.sqrt(d_k)."),
+                    "You divided the dot products Q Kᵀ by d_k. The scale is 1/√d_k: np.sqrt(d_k)."),
             Mistake("columns", lambda ns: _attn_variant(axis=0),
                     "Your softmax normalises down the columns. Each query's weights over the keys, one row, sum to 1: "
                     "axis=-1."),
@@ -276,8 +277,8 @@ E03 = exercise(3, "jacobian", "The softmax Jacobian",
         ],
     )],
     hints=(
-        "Write w_i = u_i / Σ with u_i = exp(x_i/τ) and Σ = Σ_l u_l. Differentiate with the quotient rule: "
-        "∂w_i/∂x_j has one term from the numerator (only when i = j) and one from the sum Σ.",
+        "Write w_i = u_i / Z with u_i = exp(x_i/τ) and Z = Σ_l u_l. Differentiate with the quotient rule: "
+        "∂w_i/∂x_j has one term from the numerator (only when i = j) and one from the sum Z.",
         "The result is ∂w_i/∂x_j = (δ_ij w_i − w_i w_j)/τ, where δ_ij is 1 if i = j and 0 otherwise. In matrix "
         "form: (np.diag(w) - np.outer(w, w)) / tau.",
         "Compute w with a stable softmax (your E01 function, or attn.softmax); at x = (1e4, 0, −1e4) the Jacobian is "
@@ -526,8 +527,8 @@ def _e06_parts() -> list[Part]:
 E06 = exercise(6, "cost", "The FLOPs and bytes of the score matrix",
     data=e06_data, parts=_e06_parts(),
     hints=(
-        "The raw products Q Kᵀ (the scores before the 1/√d_k scale) form a T × T matrix. Each entry is a dot "
-        "product of two d_k-vectors: d_k multiplications and d_k additions.",
+        "The raw dot products Q Kᵀ (before the 1/√d_k scale makes them scores) form a T × T matrix. Each entry "
+        "is a dot product of two d_k-vectors: d_k multiplications and d_k additions.",
         "Operations: count the entries of S, count the operations one entry needs, and multiply the two.",
         "Bytes: how many numbers does S hold, and how many bytes does one float32 number take? Does d_k change "
         "the size of S?",
@@ -585,7 +586,7 @@ E07 = exercise(7, "variance", "Var(q·k) grows linearly with the head width: a s
              ]),
         Part("slope", lambda ns: 1.0, what="the log-log slope, a number", atol=E07_SLOPE_ATOL,
              uses=("variances",), step=_log_log_slope,
-             praise="Slope 1: Var(q·k) ∝ d_k, which is why the scores are divided by √d_k.",
+             praise="Slope 1: Var(q·k) ∝ d_k, which is why the dot products are divided by √d_k.",
              mistakes=[
                  Mistake("std", lambda ns: 0.5,
                          "A slope of 1/2 is that of the standard deviation. Fit log(variance) against log(d_k)."),

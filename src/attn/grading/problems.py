@@ -44,7 +44,7 @@ def _sm(ns, S, axis=-1) -> np.ndarray:
 def score_mistakes() -> list[Mistake]:
     return [
         Mistake("forgot_scale", lambda ns: _raw(ns),
-                "These are the raw dot products Q Kᵀ. Scaled dot-product attention divides every score by √d_k."),
+                "These are the raw dot products Q Kᵀ. Scaled dot-product attention divides each of them by √d_k."),
         Mistake("divided_by_dk", lambda ns: _raw(ns) / ns.Q.shape[1],
                 "You divided by d_k. The scale is 1/√d_k: divide by the square root of the key width."),
         Mistake("k_qt", lambda ns: ns.K @ ns.Q.T / _sqrt_dk(ns),
@@ -58,9 +58,9 @@ def weight_mistakes() -> list[Mistake]:
                 "You normalised down each column. The softmax runs along each row: one query's weights "
                 "over all the keys sum to 1."),
         Mistake("forgot_scale", lambda ns: _sm(ns, _raw(ns)),
-                "These are the softmax of the unscaled Q Kᵀ. Divide the scores by √d_k before the softmax."),
+                "These are the softmax of the raw dot products Q Kᵀ. Divide them by √d_k before the softmax."),
         Mistake("divided_by_dk", lambda ns: _sm(ns, _raw(ns) / ns.Q.shape[1]),
-                "These come from scores divided by d_k. The scale is 1/√d_k, the square root of the key width."),
+                "These come from dot products divided by d_k. The scale is 1/√d_k, the square root of the key width."),
         Mistake("k_qt", lambda ns: _sm(ns, ns.K @ ns.Q.T / _sqrt_dk(ns)),
                 "These come from K Qᵀ instead of Q Kᵀ: row i must hold query i's scores against every key."),
         Mistake("weights_t", lambda ns: _sm(ns, ns.Q @ ns.K.T / _sqrt_dk(ns)).T,
@@ -84,9 +84,9 @@ def output_mistakes() -> list[Mistake]:
         Mistake("columns", lambda ns: _sm(ns, S(ns), axis=0) @ ns.V,
                 "These come from weights normalised down columns. Normalise each row of scores, then multiply by V."),
         Mistake("forgot_scale", lambda ns: _sm(ns, _raw(ns)) @ ns.V,
-                "These come from unscaled scores. Divide Q Kᵀ by √d_k before the softmax."),
+                "These come from the raw dot products Q Kᵀ. Divide them by √d_k before the softmax."),
         Mistake("divided_by_dk", lambda ns: _sm(ns, _raw(ns) / ns.Q.shape[1]) @ ns.V,
-                "These come from scores divided by d_k. The scale is 1/√d_k."),
+                "These come from dot products divided by d_k. The scale is 1/√d_k."),
         Mistake("scores_times_v", lambda ns: np.where(getattr(ns, "mask", True), S(ns), 0.0) @ ns.V,
                 "You multiplied the scores by V. Turn the scores into weights with a softmax first."),
     ]
@@ -521,7 +521,7 @@ def _variance_parts() -> list[Part]:
                  Mistake("std", lambda ns: math.sqrt(_dot_variance(ns) / ns.d_k),
                          "That is a standard deviation; give the variance."),
                  Mistake("unscaled", lambda ns: _dot_variance(ns),
-                         "That is Var(q·k) before scaling. Dividing every score by √d_k changes its variance too: "
+                         "That is Var(q·k) before scaling. Dividing every dot product by √d_k changes its variance too: "
                          "Var(c ξ) = c² Var(ξ)."),
                  Mistake("always_one", lambda ns: 1.0,
                          "The scaled variance is σ_q² σ_k², which is 1 only when that product is 1 (for example when every "
