@@ -60,3 +60,18 @@ def code_cell_trees(text: str) -> list[ast.Module]:
         except SyntaxError:
             continue
     return trees
+
+
+RAW_SCORE = re.compile(  # a score is scaled (notation page): the raw dot product q·k is never one
+    r"\b(?:raw|unscaled)\s+scores?\b"                                             # "a raw score", across lines too
+    r"|\bunscaled\s+(?:Q\s*Kᵀ|\$?QK\^)"                                             # "the unscaled Q Kᵀ"
+    r"|\bdivid\w*\s+(?:every|each|the|all)\s+scores?\s+by\s+(?:\$?\\sqrt|√|\$?d_k\b)"  # scores are already divided
+    r"|\bscores?\s+(?:before|without)\s+the\s+(?:\$?1/\\sqrt|1/√|\$?\\sqrt|√|scale|division)"
+    r"|\bscores?\W{0,3}\s+\$?(?:QK\^\\top|QK\^T|Q\s*Kᵀ)\$?(?!\s*/)"                # "**scores** $QK^\top$"
+    r"|\bscores?\s+(?:are\s+|is\s+)?divided\s+by\s+(?:\$?\\sqrt|√|\$?d_k\b)|\bscores\s+that\s+far\s+apart"
+    r"|\bscores? (?:whose|with) spread is \$\\sqrt|\bscores? \$?q\s*\\?cdot\s*k\$?(?!\s*/)", re.I)
+
+
+def raw_scores(text: str) -> list[str]:
+    """The places in ``text`` that call the raw dot product q·k (or QKᵀ) a score."""
+    return [m.group(0) for m in RAW_SCORE.finditer(text)]

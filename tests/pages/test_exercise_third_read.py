@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from book import raw_scores
+
 import attn.page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,17 +65,6 @@ TEXT_IDS = [where for where, _ in TEXTS]
 
 
 # -- the raw dot product is never a score [7] ----------------------------------------------------------------------
-RAW_SCORE = re.compile(
-    r"\b(?:raw|unscaled)\s+scores?\b"                                             # "a raw score", across lines too
-    r"|\bunscaled\s+(?:Q\s*Kᵀ|\$?QK\^)"                                             # "the unscaled Q Kᵀ"
-    r"|\bdivid\w*\s+(?:every|each|the|all)\s+scores?\s+by\s+(?:\$?\\sqrt|√|\$?d_k\b)"  # scores are already divided
-    r"|\bscores?\s+(?:before|without)\s+the\s+(?:\$?1/\\sqrt|1/√|\$?\\sqrt|√|scale|division)"
-    r"|\bscores?\W{0,3}\s+\$?(?:QK\^\\top|QK\^T|Q\s*Kᵀ)\$?(?!\s*/)"                # "**scores** $QK^\top$"
-    r"|\bscores?\s+(?:are\s+|is\s+)?divided\s+by\s+(?:\$?\\sqrt|√|\$?d_k\b)|\bscores\s+that\s+far\s+apart", re.I)
-
-
-def raw_scores(text: str) -> list[str]:
-    return [m.group(0) for m in RAW_SCORE.finditer(text)]
 
 
 def test_the_raw_score_rule_catches_each_slip_t5_found():
@@ -145,7 +136,7 @@ def test_the_sigma_rule():
 # -- one row of scores, s, is the notation page's [5] -----------------------------------------------------------------
 def test_the_notation_page_defines_the_row_of_scores_the_temperature_pages_write():
     notation = " ".join((ROOT / "chapters" / "notation.md").read_text(encoding="utf-8").split())
-    assert "$s = (s_1, \\dots, s_{T_k})$" in notation and "$s_{\\max} = s_{j^*}$" in notation
+    assert "$s = (s_1, \\dots, s_{T_k})" in notation and "$s_{\\max} = s_{j^*}$" in notation
     assert "$\\operatorname{softmax}(s/\\tau)$" in notation and "$s^{(2)}$" in notation
     users = [p.name for p in EXERCISES if re.search(r"s_\{\\max\}|softmax\}\(s/|s\^\{\(\d\)\}", _prose(p))]
     assert {"b02-temperature.md", "v02-temperature.md", "e08-temperature.md"} <= set(users)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import attn
+from book import raw_scores
 
 PAGE = Path(__file__).resolve().parents[2] / "chapters" / "notation.md"
 
@@ -527,14 +528,12 @@ def test_c_is_a_factor_of_scores_as_the_propositions_use_it():
 # "twice"); and the centred dot is the dot product of two vectors, never a product of matrices.
 # Found first on those pages, and checked on every page of the book since.
 S2_PAGES = sorted([*ROOT.glob("chapters/*.md"), *ROOT.glob("exercises/*.md"), ROOT / "intro.md"])
-RAW_SCORE = re.compile(r"\b(?:raw|unscaled) scores?\b|\bdivid\w* (?:every|each|the|all) scores? by\s+(?:\$\\sqrt|√)"
-                       r"|\bscores? (?:whose|with) spread is \$\\sqrt|\bscores? \$?q\s*\\?cdot\s*k\$?(?!\s*/)", re.I)
 MATRIX_CDOT = re.compile(r"\\cdot\s*(?:[A-Z](?![a-z])(?!_\{\w\\cdot\})|\\(?:Big|big)?\)|\\operatorname)|(?:\\Big\)|\\big\)|\\right\))\s*\\cdot|\\\\\s*&?\s*(?:\\q?quad)?\s*\\cdot")
 
 
 def s2_misuses(text: str) -> list[str]:
     prose = CODE_CELL.sub("\n", text)
-    found = [f"the raw dot product called a score: {m.group(0)!r}" for m in RAW_SCORE.finditer(prose)]
+    found = [f"the raw dot product called a score: {m!r}" for m in raw_scores(prose)]
     found += [f"a centred dot between matrices: {span[:90]!r}" for span in prose_math(text) if MATRIX_CDOT.search(span)]
     return found
 
