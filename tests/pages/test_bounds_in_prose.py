@@ -123,3 +123,75 @@ def test_an_exact_constant_is_no_rounded_bound():
     assert rounded_bounds("within {glue:text}`const_NO_SUCH:g` of it") != []
     assert rounded_bounds("Within {glue:text}`tol_B05_simulated_rtol:.0%` of the exact value") == []
     assert rounded_bounds("within {glue:text}`e08_gap:g` of the target") != []  # a measurement
+
+
+# -- a bound the prose glues is printed the same way by the shown cell (reader t2, finding 10) ----------------------
+# The prose rounds a bound up (upper_bound, agreement); a shown cell that prints the same value with another format
+# ("differ by up to 0.203" above "differ by up to 0.21", "1.2e-16" above "to within 2e-16", "0.936" above "never
+# exceeds 0.937") makes a careful reader suspect a mistake. A shown cell prints the string the prose glues:
+# upper_bound / agreement of the same expression with the same format. Pages of other owners that still print a
+# glued bound raw are listed in PRINT_OTHERS and marked xfail (not strict): drop a page once it is fixed.
+PRINT_OTHERS = {"chapters/practice-build.md", "chapters/practice-papers.md", "chapters/prop1-weighted-average.md",
+                "chapters/prop2-three-projections.md", "chapters/theory.md"}
+_CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)\n```", re.S)
+_BOUND_CALL = re.compile(r"\b(upper_bound|agreement)\(\s*([^,()]+(?:\([^()]*\))?[^,()]*?)\s*"
+                         r"(?:,\s*(?:fmt\s*=\s*)?['\"]([^'\"]+)['\"])?\s*\)")
+_GLUE_CALL = re.compile(r"glue_values\(.*?\n\)", re.S)
+_FIELD = re.compile(r"\{([^{}:!'\"]+?)(?:![rsa])?:([^{}]*)\}")   # an f-string field {expr:fmt}
+
+
+def printed_otherwise(text: str) -> list[str]:
+    """The bounds a page glues (upper_bound/agreement of an expression) that one of its shown cells prints with
+    another format, or raw."""
+    shown, glued = [], {}
+    for m in _CELL.finditer(text):
+        body = m.group(1)
+        if not re.search(r"tags:\s*\[[^\]]*remove-(?:cell|output)", body[:300]):
+            shown.append(body)
+        for call in _GLUE_CALL.finditer(body + "\n)"):
+            for b in _BOUND_CALL.finditer(call.group(0)):
+                glued[re.sub(r"\s+", "", b.group(2))] = (b.group(1), b.group(3) or ".0e")
+    found = []
+    for body in shown:
+        code = _GLUE_CALL.sub("", body)
+        for b in _BOUND_CALL.finditer(code):
+            expr = re.sub(r"\s+", "", b.group(2))
+            if expr in glued and (b.group(3) or ".0e") != glued[expr][1]:
+                found.append(f"prints {b.group(1)}({expr}, {b.group(3)!r}), the prose {glued[expr]}")
+        for f in _FIELD.finditer(code):
+            expr = re.sub(r"\s+", "", f.group(1))
+            if expr in glued:
+                found.append(f"prints {{{expr}:{f.group(2)}}} raw, the prose {glued[expr][0]}({expr}, {glued[expr][1]!r})")
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_a_glued_bound_is_printed_as_the_prose_writes_it(page, request):
+    rel = str(page.relative_to(ROOT))
+    if rel in PRINT_OTHERS:
+        request.applymarker(pytest.mark.xfail(reason="another owner's page, not yet fixed", strict=False))
+    found = printed_otherwise(page.read_text(encoding="utf-8"))
+    assert not found, f"{rel}:\n" + "\n".join(found)
+
+
+def test_the_listed_print_pages_exist():
+    assert all((ROOT / p).is_file() for p in PRINT_OTHERS)
+
+
+@pytest.mark.parametrize("cell", [
+    'print("differ by up to " + upper_bound(the_gap, ".3f"))\n',          # score-matrix, before
+    'print(f"largest ratio: {grad_ratio:.3f}")\n',                          # prop3-scaling, before
+    'print(f"renormalisation formula matches {agreement(gap, \'.1e\')}")\n',
+])
+def test_the_print_rule_finds_a_bound_printed_otherwise(cell):
+    page = ("```{code-cell} ipython3\n" + cell + "```\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n\n"
+            "glue_values(\n    a=upper_bound(the_gap, \".2f\"),\n    b=upper_bound(grad_ratio, \".3f\"),\n"
+            "    c=agreement(gap),\n)\n```\n")
+    assert printed_otherwise(page), cell
+
+
+def test_the_print_rule_passes_the_same_string():
+    page = ("```{code-cell} ipython3\nprint(\"up to \" + upper_bound(the_gap, \".2f\"), agreement(gap))\n"
+            "print(f\"{other:.3f}\")\n```\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n\n"
+            "glue_values(\n    a=upper_bound(the_gap, \".2f\"),\n    c=agreement(gap),\n)\n```\n")
+    assert not printed_otherwise(page)
