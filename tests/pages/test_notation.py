@@ -548,7 +548,7 @@ def test_the_largest_logit_rule_catches_m_and_a_bare_star():
 # -- letters a page may not reuse for something else (reader t2, findings 4, 5 and 6) ------------------------------
 # A row of W is W_{i.} (as X_{t.}, E_{t.}): w_j is an entry of one row, so w_i V writes an entry where a row is meant.
 # D is the direction of a perturbation W_V + eps D, and h the number of heads: a recurrence's state and its tanh
-# derivative take local letters (r_t, Lambda_t on Proposition 5's page). The papers' page quotes Luong et al.'s
+# derivative take local letters (rho_t, Lambda_t on Proposition 5's page). The papers' page quotes Luong et al.'s
 # h_t, a paper's own letter, which the notation page allows there.
 ROW_AS_ENTRY = re.compile(r"(?<![\\\w{])w_\{?[a-z]\}?\s*V(?![\w_])")
 D_INDEXED = re.compile(r"(?<![\\\w{])D_\{?(?:[tT]|\d)(?![\w])")
