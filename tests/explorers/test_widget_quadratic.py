@@ -88,3 +88,20 @@ def test_one_quantity_is_written_one_way_in_the_title_the_table_and_the_text():
     r = e.compute()
     assert f"{r['score_mib']:.{table['score_mib']}f} MiB" in e.note.get_text()
     assert f"{r['ms']:.{table['ms']}f} ms" in e.note.get_text()
+
+
+@pytest.mark.parametrize("module", ["divisor", "temperature"])
+def test_the_other_explorers_tables_use_their_texts_digits(module):
+    """The same kind as finding 17 on Proposition 3's explorers: the table wrote 3 decimals of a weight, an entropy
+    or a standard deviation that the bar labels, the titles and the description write with 2."""
+    import re
+    from pathlib import Path
+
+    import attn.widgets as widgets
+
+    js = (Path(widgets.__file__).parent / "js" / f"{module}.js").read_text(encoding="utf-8")
+    # the numbers a reader sees, not the SVG coordinates of polylines and paths
+    js = "\n".join(line for line in js.splitlines() if not re.search(r"points:|\bd \+=|let d =|return d \+", line))
+    text_digits = {int(d) for d in re.findall(r"\.toFixed\((\d)\)\}", js)} | {int(d) for d in re.findall(r"fmt\([^()]*, (\d)\)", js)}
+    table_digits = {int(d) for d in re.findall(r"setNum\([^()]*(?:\([^()]*\))?[^()]*, (\d)\)", js)}
+    assert text_digits == {2} and table_digits == {2}, (text_digits, table_digits)
