@@ -594,3 +594,25 @@ def test_the_reused_letter_rules_catch_each_misuse(bad):
 ])
 def test_the_reused_letter_rules_pass_the_notation(good):
     assert not reused_letters(f"Prose {good} prose.\n")
+
+
+# The code keeps the table's letters too: h is the number of heads (split_heads(Q, h)), so a finite-difference step
+# is `step` or `eps`, not `h` (reader t2, finding 5: Proposition 5's page used h for both a step and a state).
+# Pages of other owners that still call the step h are marked xfail (not strict): drop one once it is fixed.
+H_STEP_OTHERS = {"chapters/mathematics-attention.md", "chapters/mathematics-softmax.md", "exercises/e03-jacobian.md"}
+H_AS_STEP = re.compile(r"\bh\s*=\s*1e-|\(2\s*\*\s*h\)|[+-]\s*h\s*\*\s*e")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_code_does_not_call_a_finite_difference_step_h(page, request):
+    rel = str(page.relative_to(ROOT))
+    if rel in H_STEP_OTHERS:
+        request.applymarker(pytest.mark.xfail(reason="another owner's page, not yet fixed", strict=False))
+    code = "\n".join(m.group(0) for m in CODE_CELL.finditer(page.read_text(encoding="utf-8")))
+    found = [line.strip() for line in code.splitlines() if H_AS_STEP.search(line)]
+    assert not found, f"{rel}: a finite-difference step named h (the number of heads):\n" + "\n".join(found)
+
+
+def test_the_step_rule_catches_h():
+    assert H_AS_STEP.search("h = 1e-6") and H_AS_STEP.search("(f(x + h * e) - f(x - h * e)) / (2 * h)")
+    assert not H_AS_STEP.search("Q_heads = attn.split_heads(Q, h)") and not H_AS_STEP.search("step = 1e-6")
