@@ -105,3 +105,5 @@ def test_the_other_explorers_tables_use_their_texts_digits(module):
     text_digits = {int(d) for d in re.findall(r"\.toFixed\((\d)\)\}", js)} | {int(d) for d in re.findall(r"fmt\([^()]*, (\d)\)", js)}
     table_digits = {int(d) for d in re.findall(r"setNum\([^()]*(?:\([^()]*\))?[^()]*, (\d)\)", js)}
     assert text_digits == {2} and table_digits == {2}, (text_digits, table_digits)
+    # the Jacobian norms: in the table and in the text, 3 significant digits in exponent form
+    assert len(set(re.findall(r"\.toExponential\((\d)\)", js))) <= 1

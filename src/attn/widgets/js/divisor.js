@@ -138,6 +138,6 @@ const EXPLORER = {
       `the scores q·k / √dₖ ${r.std_scaled.toFixed(2)}. A typical query puts ${Math.max(...r.weights_unscaled).toFixed(2)} ` +
       `of its weight on one key without the divisor and ${Math.max(...r.weights_scaled).toFixed(2)} with it. ` +
       `The median Jacobian norm, which bounds how much a gradient through the softmax is scaled, is ` +
-      `${data.jac_norm_unscaled[i].toExponential(1)} unscaled and ${data.jac_norm_scaled[i].toExponential(1)} scaled.`;
+      `${data.jac_norm_unscaled[i].toExponential(2)} unscaled and ${data.jac_norm_scaled[i].toExponential(2)} scaled.`;
   },
 };
