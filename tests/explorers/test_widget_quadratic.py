@@ -64,6 +64,46 @@ def test_score_matrix_size_names_its_dtype(dtype, itemsize):
     words = f"{np.dtype(dtype).name}, {itemsize} bytes a number"
     assert e.dtype_words == words
     e.update(T=128)
-    assert f"{128 * 128 * itemsize / 2**20:.1f} MiB in {np.dtype(dtype).name};" in e.note.get_text()
+    assert f"{128 * 128 * itemsize / 2**20:.2f} MiB in {np.dtype(dtype).name};" in e.note.get_text()
     data = e.live_data()
     assert data["dtype"] == np.dtype(dtype).name and data["dtype_words"] == words
+
+
+def test_one_quantity_is_written_one_way_in_the_title_the_table_and_the_text():
+    """Reader t2, finding 17: at T = 128 the title said "0.1 MiB" and the table "0.13" for the same 0.125 MiB.
+    The live module writes each number of its table (setNum(cell, value, digits)) with the same digits in the
+    title and in the description, and the static figure's title writes them so too."""
+    import re
+    from pathlib import Path
+
+    import attn.widgets.quadratic as quadratic_module
+
+    js = (Path(quadratic_module.__file__).parent / "js" / "quadratic.js").read_text(encoding="utf-8")
+    table = {name: int(d) for name, d in re.findall(r"setNum\(c\w+, r\.(\w+), (\d)\)", js)}
+    assert {"score_mib", "ms", "mib_full", "mib_blocked"} <= set(table), table
+    for name, digits in re.findall(r"r\.(\w+)\.toFixed\((\d)\)", js):
+        assert int(digits) == table[name], (name, digits, table[name])
+    e = QuadraticCostExplorer(T_values=(64, 128), repeats=1)
+    e.update(T=128)
+    r = e.compute()
+    assert f"{r['score_mib']:.{table['score_mib']}f} MiB" in e.note.get_text()
+    assert f"{r['ms']:.{table['ms']}f} ms" in e.note.get_text()
+
+
+@pytest.mark.parametrize("module", ["divisor", "temperature"])
+def test_the_other_explorers_tables_use_their_texts_digits(module):
+    """The same kind as finding 17 on Proposition 3's explorers: the table wrote 3 decimals of a weight, an entropy
+    or a standard deviation that the bar labels, the titles and the description write with 2."""
+    import re
+    from pathlib import Path
+
+    import attn.widgets as widgets
+
+    js = (Path(widgets.__file__).parent / "js" / f"{module}.js").read_text(encoding="utf-8")
+    # the numbers a reader sees, not the SVG coordinates of polylines and paths
+    js = "\n".join(line for line in js.splitlines() if not re.search(r"points:|\bd \+=|let d =|return d \+", line))
+    text_digits = {int(d) for d in re.findall(r"\.toFixed\((\d)\)\}", js)} | {int(d) for d in re.findall(r"fmt\([^()]*, (\d)\)", js)}
+    table_digits = {int(d) for d in re.findall(r"setNum\([^()]*(?:\([^()]*\))?[^()]*, (\d)\)", js)}
+    assert text_digits == {2} and table_digits == {2}, (text_digits, table_digits)
+    # the Jacobian norms: in the table and in the text, 3 significant digits in exponent form
+    assert len(set(re.findall(r"\.toExponential\((\d)\)", js))) <= 1

@@ -92,3 +92,23 @@ def test_T_k_control_reaches_exactly_the_keys_that_exist():
     control = next(c for c in WiringExplorer.live_controls if c.name == "T_k")
     assert control.max == WiringExplorer.T_k_max == WiringExplorer.Y.shape[0]
     assert control.min == 1
+
+
+def test_titles_and_labels_write_subscripts_in_unicode_not_raw_underscores():
+    """The slider, the static figure's title and the live title write Tₖ (Unicode subscript, as the divisor
+    explorer writes dₖ) and "5 queries" for T_q (Unicode has no subscript q): no raw "T_k" or "T_q" is shown."""
+    from pathlib import Path
+
+    import attn.widgets.wiring as wiring_module
+
+    e = WiringExplorer()
+    e.update(wiring="cross", T_k=3)
+    title = e.suptitle.get_text()
+    assert "_" not in title and "Tₖ = 3" in title and f"{T_q} queries" in title, title
+    labels = {c.name: c.label for c in WiringExplorer.live_controls}
+    assert labels["T_k"] == "Tₖ (Y)"
+    js = (Path(wiring_module.__file__).parent / "js" / "wiring.js").read_text(encoding="utf-8")
+    shown = [line for line in js.splitlines() if "textContent" in line or "`" in line]
+    assert not [line for line in shown if "T_q =" in line or "T_k =" in line], shown
+    # the tooltips round their numbers (4 significant digits), never String() a raw double
+    assert "String(M[i][j])}`" not in js and "String(r.O[i][c])}`" not in js

@@ -158,7 +158,7 @@ def test_a_bound_glued_as_math_is_rounded_the_safe_way(page):
                        "as_math(agreement(...)), not as_math(f'{value:.1e}'):\n" + "\n".join(found))
 
 
-_CELL = "```{code-cell} ipython3\nglue_values(\n    b=as_math(f\"{upper[i]:.1e}\"),\n    " \
+_MATH_CELL = "```{code-cell} ipython3\nglue_values(\n    b=as_math(f\"{upper[i]:.1e}\"),\n    " \
         "ok=as_math(upper_bound(upper[i], \".1e\")),\n)\n```\n"
 
 
@@ -167,7 +167,7 @@ _CELL = "```{code-cell} ipython3\nglue_values(\n    b=as_math(f\"{upper[i]:.1e}\
     "it stays within {glue:md}`b:myst` of it", "at most {glue:md}`b:myst`",
 ])
 def test_the_math_rule_finds_a_rounded_bound(bad):
-    assert rounded_math_bounds(_CELL + bad)
+    assert rounded_math_bounds(_MATH_CELL + bad)
 
 
 @pytest.mark.parametrize("good", [
@@ -176,4 +176,4 @@ def test_the_math_rule_finds_a_rounded_bound(bad):
     "below {glue:md}`other:myst`",                     # glued elsewhere (not a raw format of this page)
 ])
 def test_the_math_rule_passes_safe_bounds_and_plain_values(good):
-    assert not rounded_math_bounds(_CELL + good)
+    assert not rounded_math_bounds(_MATH_CELL + good)

@@ -562,3 +562,72 @@ def test_the_largest_logit_rule_catches_m_and_a_bare_star():
         assert misuses(bad), bad
     for good in (r"$w \approx e_{j^*}$", r"$\sum_{j\ne j^*} e^{z_j - z_{j^*}}$", r"$m = \max_j x_j$", r"$w^*$"):
         assert not misuses(good), good
+
+
+# -- letters a page may not reuse for something else (reader t2, findings 4, 5 and 6) ------------------------------
+# A row of W is W_{i.} (as X_{t.}, E_{t.}): w_j is an entry of one row, so w_i V writes an entry where a row is meant.
+# D is the direction of a perturbation W_V + eps D, and h the number of heads: a recurrence's state and its tanh
+# derivative take local letters (rho_t, Lambda_t on Proposition 5's page). The papers' page quotes Luong et al.'s
+# h_t, a paper's own letter, which the notation page allows there.
+ROW_AS_ENTRY = re.compile(r"(?<![\\\w{])w_\{?[a-z]\}?\s*V(?![\w_])")
+D_INDEXED = re.compile(r"(?<![\\\w{])D_\{?(?:[tT]|\d)(?![\w])")
+H_STATE = re.compile(r"(?<![\\\w{])h_(?:\{?[tT](?![\w])|\{t\s*[-+])")
+PAPERS_PAGE = ROOT / "chapters" / "practice-papers.md"
+
+
+def reused_letters(text: str, papers: bool = False) -> list[str]:
+    found = []
+    for span in prose_math(text):
+        if ROW_AS_ENTRY.search(span):
+            found.append(f"a row of W is W_{{i\\cdot}}, not w_i: {span[:80]!r}")
+        if D_INDEXED.search(span):
+            found.append(f"D is a perturbation's direction, not an indexed matrix D_t: {span[:80]!r}")
+        if not papers and H_STATE.search(span):
+            found.append(f"h is the number of heads, not a state h_t: {span[:80]!r}")
+    # a hatted sigma reads as an estimate of the sigma on the same page
+    math = "".join(prose_math(text))
+    if re.search(r"\\hat\s*\\sigma", math) and re.search(r"(?<!\\hat)(?<!\\hat )\\sigma(?![a-zA-Z])", math.replace(r"\hat\sigma", "")):
+        found.append("a page writes a sample variance as \\hat\\sigma^2 and a different variance as \\sigma^2")
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_a_page_does_not_reuse_the_tables_letters(page):
+    found = reused_letters(page.read_text(encoding="utf-8"), papers=page == PAPERS_PAGE)
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("bad", [
+    r"row $i$ of the output is $w_iV = \sum_j w_{ij}v_j$",
+    r"$D_t = \operatorname{diag}(1 - r_t^2)$", r"$F\,D_1\,(U D_2)$",
+    r"$h_t = \tanh(h_{t-1}U + x_tF)$",
+    r"a sample variance $\hat\sigma^2$ and entries of variance $\sigma^2$",
+])
+def test_the_reused_letter_rules_catch_each_misuse(bad):
+    assert reused_letters(f"Prose {bad} prose.\n")
+
+
+@pytest.mark.parametrize("good", [
+    r"$W_{i\cdot}V = \sum_j w_{ij}v_j$", r"$W_V + \varepsilon D$", r"$\Lambda_t = \operatorname{diag}(1 - r_t^2)$",
+    r"$d_{\text{model}}\times hd_k$", r"a sample variance $\hat v$ and entries of variance $\sigma^2$",
+])
+def test_the_reused_letter_rules_pass_the_notation(good):
+    assert not reused_letters(f"Prose {good} prose.\n")
+
+
+# The code keeps the table's letters too: h is the number of heads (split_heads(Q, h)), so a finite-difference step
+# is `step` or `eps`, not `h` (reader t2, finding 5: Proposition 5's page used h for both a step and a state).
+H_AS_STEP = re.compile(r"\bh\s*=\s*1e-|\(2\s*\*\s*h\)|[+-]\s*h\s*\*\s*e")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_code_does_not_call_a_finite_difference_step_h(page):
+    rel = str(page.relative_to(ROOT))
+    code = "\n".join(m.group(0) for m in CODE_CELL.finditer(page.read_text(encoding="utf-8")))
+    found = [line.strip() for line in code.splitlines() if H_AS_STEP.search(line)]
+    assert not found, f"{rel}: a finite-difference step named h (the number of heads):\n" + "\n".join(found)
+
+
+def test_the_step_rule_catches_h():
+    assert H_AS_STEP.search("h = 1e-6") and H_AS_STEP.search("(f(x + h * e) - f(x - h * e)) / (2 * h)")
+    assert not H_AS_STEP.search("Q_heads = attn.split_heads(Q, h)") and not H_AS_STEP.search("step = 1e-6")

@@ -604,3 +604,51 @@ def test_the_boolean_rule():
     computed = '```{code-cell} ipython3\nprint(f"rows equal: {np.array_equal(S[a], S[b])}")\n```\n'
     legend = '```{code-cell} ipython3\nprint("intended (True = may read):", M)\n```\n'
     assert typed_booleans(typed) and not typed_booleans(computed) and not typed_booleans(legend)
+
+
+def test_proposition_3s_title_claims_only_what_the_page_proves():
+    """Reader t1, finding 4: the title said the divisor "stops the softmax from saturating", which the overview
+    denies (trained queries and keys can still saturate it). The page proves that the divisor keeps the scores of
+    random queries and keys at unit variance whatever d_k, and the title (also the sidebar's, the strands table's
+    and Proposition 2's Next link) says that much and no more."""
+    page = (ROOT / "chapters" / "prop3-scaling.md").read_text(encoding="utf-8")
+    title = next(line for line in page.splitlines() if line.startswith("# "))
+    assert not re.search(r"\b(?:stops?|prevents?|avoids?|keeps?\b[^.]*\bfrom)\b[^.]*saturat", title, re.I), title
+    assert "unit variance" in title and "random" in title, title
+    overview = (ROOT / "chapters" / "overview.md").read_text(encoding="utf-8")
+    assert "does not stop trained queries and keys" in overview   # the caveat the title must not contradict
+
+
+# Reader t2, findings 11 and 13: "the query of one token and the key of another are independent" holds only for
+# distinct, independent random tokens and untied projections (W_K drawn independently of W_Q): for one word met
+# twice, or W_Q = W_K, Proposition 3's own check gives a larger variance. Wherever a page says it, the sentence
+# names both conditions.
+ANOTHER_TOKEN = re.compile(r"key (?:\$k\$ )?of (?:another|a distinct)\b(?P<rest>[^.]{0,160})", re.S)
+
+
+def independence_claims_missing_a_condition(text: str) -> list[str]:
+    prose = " ".join(text.split())
+    found = []
+    for m in ANOTHER_TOKEN.finditer(prose):
+        before = prose[max(0, m.start() - 400):m.start()]
+        sentence = before[before.rfind(". ") + 1:] + m.group(0)
+        untied = re.search(r"untied|drawn independently|independently\s+drawn", sentence)
+        token_words = re.split(r"\btoken\b|\bare\b", m.group("rest"))[0]   # what qualifies the other token
+        if "independent" not in token_words or not untied:
+            found.append(sentence[-200:])
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_a_query_and_another_tokens_key_are_independent_only_under_both_conditions(page):
+    found = independence_claims_missing_a_condition(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
+
+
+def test_the_independence_rule_catches_the_old_sentences():
+    old_apparatus = ("which is what a freshly initialised layer gives for the query of one token and the key of another "
+                     "({prf:ref}`prop-scaling`).")
+    old_score = ("At initialisation with untied projections, the query of one token and the key of another are "
+                 "independent, each of mean 0.")
+    assert independence_claims_missing_a_condition(old_apparatus)
+    assert independence_claims_missing_a_condition(old_score)

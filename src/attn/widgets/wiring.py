@@ -38,11 +38,12 @@ class WiringExplorer(Explorer):
     live_title = "Proposition 4 explorer"
     live_usage = ("Pick the wiring, then, under <em>cross</em>, move <i>T</i><sub>k</sub>: the score matrix and the "
                   "weights are <i>T</i><sub>q</sub> × <i>T</i><sub>k</sub>, square under <em>self</em>. The table under the "
-                  "picture gives the output rows; rest the pointer on any cell of the heatmaps to read its exact value.")
+                  "picture gives the output rows; rest the pointer on any cell of the heatmaps to read its value to four "
+                  "significant digits.")
     live_size = (900, 300)
     live_controls = [
         Control("wiring", "wiring", "choice", options=[("self: K, V from X", "self"), ("cross: K, V from Y", "cross")]),
-        Control("T_k", "T_k (Y)", min=1, max=int(T_k_max), step=1, digits=0),
+        Control("T_k", "Tₖ (Y)", min=1, max=int(T_k_max), step=1, digits=0),
     ]
 
     def __init__(self, **params):
@@ -147,7 +148,7 @@ class WiringExplorer(Explorer):
         if self.params["wiring"] == "self":
             self.suptitle.set_text(f"self-attention: Q, K, V all from X  (T = {self.T_q})")
         else:
-            self.suptitle.set_text(f"cross-attention: Q from X (T_q = {self.T_q}); K, V from Y (T_k = {T_k})")
+            self.suptitle.set_text(f"cross-attention: Q from X ({self.T_q} queries); K, V from Y (Tₖ = {T_k})")
 
     def controls(self):
         c = super().controls()

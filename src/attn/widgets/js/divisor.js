@@ -123,9 +123,10 @@ const EXPLORER = {
     pts.forEach(([x, y], k) => { ctx.marks[k].setAttribute("cx", x); ctx.marks[k].setAttribute("cy", y); });
     for (const k of ["unscaled", "scaled"]) {
       const [std, top, mean, jac] = ctx.cells[k];
-      setNum(std, r[`std_${k}`], 3);
-      setNum(top, k === "unscaled" ? topU : topS, 3);
-      setNum(mean, c[`max_weight_${k}`][i], 3);
+      // two decimals, as the titles and the text write the same numbers
+      setNum(std, r[`std_${k}`], 2);
+      setNum(top, k === "unscaled" ? topU : topS, 2);
+      setNum(mean, c[`max_weight_${k}`][i], 2);
       jac.textContent = c[`jac_norm_${k}`][i].toExponential(2);
       jac.dataset.value = String(c[`jac_norm_${k}`][i]);
     }
@@ -137,6 +138,6 @@ const EXPLORER = {
       `the scores q·k / √dₖ ${r.std_scaled.toFixed(2)}. A typical query puts ${Math.max(...r.weights_unscaled).toFixed(2)} ` +
       `of its weight on one key without the divisor and ${Math.max(...r.weights_scaled).toFixed(2)} with it. ` +
       `The median Jacobian norm, which bounds how much a gradient through the softmax is scaled, is ` +
-      `${data.jac_norm_unscaled[i].toExponential(1)} unscaled and ${data.jac_norm_scaled[i].toExponential(1)} scaled.`;
+      `${data.jac_norm_unscaled[i].toExponential(2)} unscaled and ${data.jac_norm_scaled[i].toExponential(2)} scaled.`;
   },
 };

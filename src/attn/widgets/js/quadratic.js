@@ -56,7 +56,7 @@ const EXPLORER = {
     ctx.rings[0][0].setAttribute("cx", ctx.px.time(lt)); ctx.rings[0][0].setAttribute("cy", ctx.py.time(Math.log10(r.ms)));
     ctx.rings[1][0].setAttribute("cx", ctx.px.memory(lt)); ctx.rings[1][0].setAttribute("cy", ctx.py.memory(Math.log10(r.mib_full)));
     ctx.note.textContent = `T = ${r.T}: T² = ${r.entries.toLocaleString("en")} scores, ` +
-      `${r.score_mib.toFixed(1)} MiB in ${r.dtype}; formed in ${r.ms.toFixed(2)} ms`;
+      `${r.score_mib.toFixed(2)} MiB in ${r.dtype}; formed in ${r.ms.toFixed(3)} ms`;   // as the table below writes them
     const [cT, cE, cS, cMs, cF, cB] = ctx.cells;
     setNum(cT, r.T, 0); setNum(cE, r.entries, 0); setNum(cS, r.score_mib, 2); setNum(cMs, r.ms, 3);
     setNum(cF, r.mib_full, 2); setNum(cB, r.mib_blocked, 2);
@@ -64,7 +64,7 @@ const EXPLORER = {
 
   describe(s, r) {
     return `Selected T = ${r.T}. Measured when the explorer was made (in the book: when the page was built): the T by T score matrix has ${r.entries} entries ` +
-      `(${r.score_mib.toFixed(1)} MiB in ${r.dtype_words}) and took ${r.ms.toFixed(2)} ms to form; full attention peaked at ` +
-      `${r.mib_full.toFixed(1)} MiB, blocked attention at ${r.mib_blocked.toFixed(1)} MiB.`;
+      `(${r.score_mib.toFixed(2)} MiB in ${r.dtype_words}) and took ${r.ms.toFixed(3)} ms to form; full attention peaked at ` +
+      `${r.mib_full.toFixed(2)} MiB, blocked attention at ${r.mib_blocked.toFixed(2)} MiB.`;
   },
 };

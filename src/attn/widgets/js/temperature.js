@@ -80,9 +80,9 @@ const EXPLORER = {
       b.rect.setAttribute("y", ctx.by(w));
       b.rect.setAttribute("height", Math.max(0, ctx.by(0) - ctx.by(w)));
       if (b.text) { b.text.setAttribute("y", ctx.by(w) - 4); b.text.textContent = fmt(w, 2); }
-      setNum(ctx.cells[j], w, 3);
+      setNum(ctx.cells[j], w, 2);   // as the bar labels and the text write them
     });
-    setNum(ctx.H, r.H, 3);
+    setNum(ctx.H, r.H, 2);   // as the entropy panel's title and the text write it
     ctx.marker.setAttribute("cx", ctx.hx(Math.log10(s.tau)));
     ctx.marker.setAttribute("cy", ctx.hy(r.H));
   },

@@ -1,6 +1,7 @@
 // Proposition 4: one attention block, two wirings. Q from X; K and V from X (self) or from the first T_k rows of Y (cross).
 
-// A heatmap cell with an SVG <title> child: the browser shows its text (the cell's exact value) on hover.
+// A heatmap cell with an SVG <title> child: the browser shows its text (the cell's value to 4 significant
+// digits, as Python's .4g writes it; the exact value is in data-value) on hover.
 function withTitle(rect) { svg("title", {}, rect); return rect; }
 
 const EXPLORER = {
@@ -77,7 +78,7 @@ const EXPLORER = {
           rect.setAttribute("fill", colour(lut, M[i][j], lo, hi));
           rect.style.display = "";
           rect.dataset.value = String(M[i][j]);
-          rect.firstChild.textContent = `${name === "S" ? "score" : "weight"} of q${i + 1} for ${letter}${j + 1}: ${String(M[i][j])}`;
+          rect.firstChild.textContent = `${name === "S" ? "score" : "weight"} of q${i + 1} for ${letter}${j + 1}: ${sig(M[i][j], 4)}`;
         } else {
           rect.style.display = "none";
           delete rect.dataset.value;
@@ -90,11 +91,11 @@ const EXPLORER = {
     ctx.grid.O.forEach((row, i) => row.forEach((rect, c) => {
       rect.setAttribute("fill", colour(data.viridis, r.O[i][c], data.v_min, data.v_max));
       rect.dataset.value = String(r.O[i][c]);
-      rect.firstChild.textContent = `output o${i + 1}, feature ${c + 1}: ${String(r.O[i][c])}`;
+      rect.firstChild.textContent = `output o${i + 1}, feature ${c + 1}: ${sig(r.O[i][c], 4)}`;
       setNum(ctx.cells[i][c], r.O[i][c], 3);
     }));
     ctx.suptitle.textContent = s.wiring === "self" ? `self-attention: Q, K, V all from X (T = ${data.T_q})`
-      : `cross-attention: Q from X (T_q = ${data.T_q}); K, V from Y (T_k = ${Tk})`;
+      : `cross-attention: Q from X (${data.T_q} queries); K, V from Y (Tₖ = ${Tk})`;
   },
 
   describe(s, r, data) {
