@@ -66,7 +66,7 @@ STRANDS: tuple[Section, ...] = (
         "def-softmax", "def-weighted-aggregation", "def-sdpa", "def-self-attention", "def-cross-attention",
     )),
     Section("concept", "concept-", 2, "the pictures to keep in mind", ("concept-weighted-average", "concept-score-matrix")),
-    Section("theory", "theory-", 4, "why attention works, and where it fails", (
+    Section("theory", "theory-", 4, "what attention can and cannot see, and what it costs", (
         "theory-no-order", "theory-temperature-limits", "theory-scaling-gradients", "theory-quadratic-cost",
     )),
     Section("mathematics", "math-", 15, "derivations, each checked by a computation", (
