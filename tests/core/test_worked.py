@@ -97,3 +97,21 @@ def test_every_route_subtracts_the_largest_score_first(item_id):
             text = "\n\n".join(attention_route(i, ns.Q, ns.K, ns.V) for i in range(len(ns.Q)))
             shown = [float(x) for x in re.findall(r"\} \\approx (\d+\.\d+)\$", text)]
         assert shown and max(shown) <= 1.0, (item_id, seed, text)
+
+
+def test_even_rows_text_names_no_row_one_row_or_several():
+    from attn.worked import even_rows_text
+
+    none = even_rows_text([[1.0, 0.0, 2.0], [0.5, 0.0, 0.0]])
+    assert none.startswith("No row of $S$ has all 3 scores equal") and "1/3" in none
+    one = even_rows_text([[1.0, 0.0, 2.0], [0.5, 0.5, 0.5]])
+    assert one.startswith("Row 2 has equal scores throughout") and "all 1/3" in one  # counted from 1
+    several = even_rows_text([[2.0, 2.0], [1.0, 0.0], [0.0, 0.0]])
+    assert several.startswith("Rows 1 and 3 have equal scores") and "all 1/2" in several
+    # the weights bear the sentence out: a row of equal scores weighs every key 1/T_k
+    from attn import softmax
+
+    w = softmax(np.array([[0.5, 0.5, 0.5]]))
+    assert np.array_equal(w, np.full((1, 3), 1 / 3))
+    with pytest.raises(ValueError):
+        even_rows_text([[np.nan, 0.0]])
