@@ -187,7 +187,10 @@ class Sandbox:
                 args += ["--symlink", os.readlink(target), str(target)]
             elif target.is_dir():
                 args += ["--ro-bind", str(target), str(target)]
-        made = {"/"}
+        # /tmp first: bwrap mounts in order, and a later mount hides what lies under it, so the read-only roots
+        # (the venv, the attn package) must come after it, or a checkout under /tmp is invisible to the kernel
+        args += ["--bind", str(self.scratch / "tmp"), "/tmp"] if not probe else ["--tmpfs", "/tmp"]
+        made = {"/", "/tmp"}
         for root in _read_only_roots():
             for parent in reversed(Path(root).parents):
                 if str(parent) not in made:
@@ -196,11 +199,9 @@ class Sandbox:
             args += ["--ro-bind", root, root]
         args += ["--dev", "/dev", "--proc", "/proc"]
         if not probe:
-            args += ["--bind", str(self.scratch / "tmp"), "/tmp", "--bind", str(self.scratch), "/scratch",
+            args += ["--bind", str(self.scratch), "/scratch",
                      "--dir", str(self.ipc_dir.parent), "--bind", str(self.ipc_dir), str(self.ipc_dir),
                      "--chdir", "/scratch"]
-        else:
-            args += ["--tmpfs", "/tmp"]
         args += ["--unsetenv", "JPY_PARENT_PID", "--setenv", "HOME", "/scratch/home"]
         if self.as_root:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
