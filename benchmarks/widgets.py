@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 import pkgutil
 import time
 from typing import Any, Callable
@@ -44,7 +43,8 @@ GOAL_RATIO = 3.0
 
 
 def _agg() -> None:
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    # in this process only: an MPLBACKEND in os.environ would pass on to every child, the book's kernels included
+    # (the tests' book build then drew no figure at all)
     import matplotlib
 
     matplotlib.use("Agg")
