@@ -483,3 +483,15 @@ def test_e10_page_really_gives_nan_and_the_repair_does_not():
         out = ns["broken_attention"](d.Q, d.K, d.V, d.mask)
     assert np.isnan(out[0]).all() and np.isfinite(out[1:]).all()
     assert np.isfinite(get_item("E10").expected()["safe_attention"](d.Q, d.K, d.V, d.mask)).all()
+
+
+def test_e05_praise_says_what_the_first_tokens_read():
+    """Reader u5: "each token reads itself and the two tokens before it" is false for tokens 0 and 1."""
+    from attn.grading import get_item
+
+    item = get_item("E05")
+    part = item.part("window_mask")
+    mask = np.asarray(part.expected(item.context()))
+    reads = mask.sum(axis=1)  # keys each query may read
+    assert reads[0] == 1 and reads[1] == 2 and reads.max() == item.context().window
+    assert "up to two tokens before it" in part.praise and "token 0 reads only itself" in part.praise

@@ -361,6 +361,9 @@ _E05 = SimpleNamespace(**e05_data())  # the messages below quote these numbers
 _W1 = _E05.window - 1  # how far back the window reaches
 _E05_WINDOW = f"i − {_W1} ≤ j ≤ i"
 _E05_BEFORE = "the token before it" if _W1 == 1 else f"the {_WORDS.get(_W1, _W1)} tokens before it"
+# what a token reads, true at the start of the sequence too (token 0 has no token before it)
+_E05_READS = (f"itself and up to {_WORDS.get(_W1, _W1)} tokens before it (token 0 reads only itself)" if _W1 > 1
+              else "itself and the token before it, if there is one")
 _E05_LAST = _E05.T - 1
 _E05_REAL = ", ".join(str(j) for j in range(_E05.n_real))
 
@@ -375,7 +378,7 @@ def _mask_parts() -> list[Part]:
 
     return [
         Part("window_mask", lambda ns: attn.causal_mask(ns.T) & _window(ns.T, ns.window), kind="mask",
-             what="the window mask (T × T)", praise=f"Each token reads itself and {_E05_BEFORE}.",
+             what="the window mask (T × T)", praise=f"Each token reads {_E05_READS}.",
              mistakes=[
                  Mistake("polarity", lambda ns: ~(attn.causal_mask(ns.T) & _window(ns.T, ns.window)),
                          "The polarity is reversed: True means \"may read\". Put True where the query may read the key."),
@@ -393,7 +396,7 @@ def _mask_parts() -> list[Part]:
                          f"{_E05_BEFORE} make {_E05.window} ({_E05_WINDOW})."),
                  Mistake("too_narrow", lambda ns: band(ns, 0, ns.window - 2),
                          f"Your window holds {_E05.window - 1} positions; the rule asks for {_E05.window}: the token "
-                         f"itself and {_E05_BEFORE}."),
+                         f"itself and {_E05_BEFORE} (fewer at the start of the sequence)."),
                  Mistake("transposed", lambda ns: (attn.causal_mask(ns.T) & _window(ns.T, ns.window)).T,
                          "That is the transpose: rows are queries (the reader), columns are keys (the read). "
                          "Row i has True in columns "
@@ -682,7 +685,8 @@ E08 = exercise(8, "temperature", "Find the temperature for a target weight",
         f"(exp({_D2}/τ) + 1) = 1 / (1 + exp(−{_D2}/τ)).",
         f"Set that to {_W} and get exp(−{_D2}/τ) on its own first (it is a ratio of the two weights); then take "
         "logarithms and solve for τ.",
-        "Four keys: there is no formula, but the largest weight falls steadily as τ grows. Try τ = 0.1 and τ = 10, "
+        "Four keys: no rearrangement as short as the two-key one gives τ, but the largest weight falls steadily "
+        "as τ grows. Try τ = 0.1 and τ = 10, "
         f"then halve the interval (bisection) until the weight is {_W} to three decimals.",
         f"The checker looks at the weight your τ gives: within {E08_WTOL:g} of {_W} counts as right.",
     ),
