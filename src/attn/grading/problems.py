@@ -545,7 +545,7 @@ def _variance_parts() -> list[Part]:
 
 
 _VARIANCE_HINTS = (
-    "q·k = q_1 k_1 + … + q_dk k_dk. For independent mean-0 factors, Var(q_a k_a) = E[q_a²] E[k_a²] = σ_q² σ_k².",
+    "q·k = Σ_a q_a k_a, a sum over the d_k coordinates a. For independent mean-0 factors, Var(q_a k_a) = E[q_a²] E[k_a²] = σ_q² σ_k².",
     "The d_k products are independent, so their variances add: Var(q·k) = d_k σ_q² σ_k².",
     "Var(c ξ) = c² Var(ξ). With c = 1/√d_k, c² = 1/d_k.",
     "To simulate: rng = np.random.default_rng(0); q = rng.normal(0, np.sqrt(var_q), size=(100_000, d_k)) (NumPy's "
