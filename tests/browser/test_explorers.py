@@ -10,8 +10,10 @@ axe-core on each explorer in light and dark mode, and light/dark screenshots aft
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import random
 import re
 
@@ -391,15 +393,13 @@ def _labelled_explorers():
             "divisor": lambda: DivisorExplorer()}
 
 
-@pytest.mark.parametrize("name", list(_labelled_explorers()))
-def test_line_labels_stay_clear_at_every_slider_step(name):
+@contextlib.contextmanager
+def standalone(explorer):
+    """The explorer's widget alone on a blank page in headless chromium, without the book: yields its root."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    import os
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing")
-    explorer = _labelled_explorers()[name]()
     w = explorer.widget()
-    found = []
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -407,16 +407,22 @@ def test_line_labels_stay_clear_at_every_slider_step(name):
             page.set_content(BLANK % {"css": w._css, "esm": json.dumps(w._esm), "spec": json.dumps(w.spec),
                                       "state": json.dumps(w.state)})
             page.wait_for_function("() => window.ready === true", timeout=30_000)
-            root = page.locator(".attn-explorer")
-            assert root.evaluate("r => r.querySelectorAll('text[data-role$=\"label\"]').length") > 0
-            (c,) = root.evaluate(CONTROLS)
-            lo, hi, step = float(c["min"]), float(c["max"]), float(c["step"] or 1)
-            for k in range(int(round((hi - lo) / step)) + 1):
-                root.evaluate(SET, [c["name"], repr(round(lo + k * step, 10))])
-                found += [f"{c['name']} = {lo + k * step:g}: {o}" for o in root.evaluate(OVERLAPS)]
+            yield page.locator(".attn-explorer")
             browser.close()
     finally:
         w.close_explorer()
+
+
+@pytest.mark.parametrize("name", list(_labelled_explorers()))
+def test_line_labels_stay_clear_at_every_slider_step(name):
+    found = []
+    with standalone(_labelled_explorers()[name]()) as root:
+        assert root.evaluate("r => r.querySelectorAll('text[data-role$=\"label\"]').length") > 0
+        (c,) = root.evaluate(CONTROLS)
+        lo, hi, step = float(c["min"]), float(c["max"]), float(c["step"] or 1)
+        for k in range(int(round((hi - lo) / step)) + 1):
+            root.evaluate(SET, [c["name"], repr(round(lo + k * step, 10))])
+            found += [f"{c['name']} = {lo + k * step:g}: {o}" for o in root.evaluate(OVERLAPS)]
     assert not found, f"{name}: {len(found)} overlaps, the first: {found[:5]}"
 
 
@@ -435,40 +441,25 @@ root => {
 
 
 def test_the_divisor_explorer_shows_both_spreads_alike_at_every_width():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    import os
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing")
     from attn.widgets.divisor import D_K_GRID, DivisorExplorer
 
-    w = DivisorExplorer().widget()
     problems = []
-    try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_content(BLANK % {"css": w._css, "esm": json.dumps(w._esm), "spec": json.dumps(w.spec),
-                                      "state": json.dumps(w.state)})
-            page.wait_for_function("() => window.ready === true", timeout=30_000)
-            root = page.locator(".attn-explorer")
-            (c,) = root.evaluate(CONTROLS)
-            for k, d_k in enumerate(D_K_GRID):
-                root.evaluate(SET, [c["name"], str(k)])
-                r = root.evaluate(DIVISOR_READ)
-                stds = [t for t in r["texts"] if t.startswith("std of")]
-                u, s = (re.search(r":\s*([\d.]+)", t).group(1) for t in stds)
-                if len(u.split(".")[1]) != len(s.split(".")[1]) or (d_k == 1 and u != s):
-                    problems.append(f"d_k = {d_k}: the picture writes {stds}")
-                m = re.search(r"standard deviation ([\d.]+), the scores q·k / √dₖ ([\d.]+)\.", r["caption"])
-                if not m or len(m.group(1).split(".")[1]) != len(m.group(2).split(".")[1]):
-                    problems.append(f"d_k = {d_k}: the text alternative reads {r['caption'][:120]!r}")
-                if sum(t == "unscaled" for t in r["texts"]) < 3 or sum(t == "/√dₖ" for t in r["texts"]) < 3:
-                    problems.append(f"d_k = {d_k}: a panel without its legend")
-                y0, height = r["frame"]
-                for name, top in zip(("q·k", "q·k / √dₖ"), r["tops"]):
-                    if (y0 + height - top) < 0.4 * height:  # the histogram's peak, as a share of the panel
-                        problems.append(f"d_k = {d_k}: the histogram of {name} reaches only {(y0 + height - top) / height:.0%}")
-            browser.close()
-    finally:
-        w.close_explorer()
+    with standalone(DivisorExplorer()) as root:
+        (c,) = root.evaluate(CONTROLS)
+        for k, d_k in enumerate(D_K_GRID):
+            root.evaluate(SET, [c["name"], str(k)])
+            r = root.evaluate(DIVISOR_READ)
+            stds = [t for t in r["texts"] if t.startswith("std of")]
+            u, s = (re.search(r":\s*([\d.]+)", t).group(1) for t in stds)
+            if len(u.split(".")[1]) != len(s.split(".")[1]) or (d_k == 1 and u != s):
+                problems.append(f"d_k = {d_k}: the picture writes {stds}")
+            m = re.search(r"standard deviation ([\d.]+), the scores q·k / √dₖ ([\d.]+)\.", r["caption"])
+            if not m or len(m.group(1).split(".")[1]) != len(m.group(2).split(".")[1]):
+                problems.append(f"d_k = {d_k}: the text alternative reads {r['caption'][:120]!r}")
+            if sum(t == "unscaled" for t in r["texts"]) < 3 or sum(t == "/√dₖ" for t in r["texts"]) < 3:
+                problems.append(f"d_k = {d_k}: a panel without its legend")
+            y0, height = r["frame"]
+            for name, top in zip(("q·k", "q·k / √dₖ"), r["tops"]):
+                if (y0 + height - top) < 0.4 * height:  # the histogram's peak, as a share of the panel
+                    problems.append(f"d_k = {d_k}: the histogram of {name} reaches only {(y0 + height - top) / height:.0%}")
     assert not problems, "\n".join(problems)
