@@ -216,16 +216,13 @@ def weighted_values(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
     Each output row is a convex combination of rows of V, so it is never larger than
     ``max |V|``; a column of V near the dtype's largest number, or near its subnormal range, is
     scaled by a power of 2, so that no partial sum overflows or rounds on the subnormal grid.
-    One power per column, chosen from the rows some query reads: in such a column, a value that
-    query i may not read (but another query may) can move row i's last bits; in any other column,
-    and for a key no query reads, it has no influence at all.
+    One power per column, chosen from all rows of V: the callers zero the rows no query may read
+    beforehand (:func:`attention` through ``check_attention_inputs``, :func:`attn.multi_head_attention`),
+    so such a key has no influence at all; in such a column, a value that query i may not read (but
+    another query may) can move row i's last bits.
     """
     work = weights.dtype
-    # the power of 2 is chosen from the values some query reads: a key no query may read has no
-    # influence, bit for bit, even on the choice of scale
-    read = np.any(weights, axis=-2)[..., :, None]  # (.., T_k, 1): some query reads key j
-    # a row no query reads: 0, whatever it held (a copy of V only when there is such a row)
-    Vw = (V if read.all() else np.where(read, V, 0)).astype(work, copy=False)
+    Vw = V.astype(work, copy=False)
     e = value_exponent(Vw, 1, work)
     if e is not None:
         Vw = np.ldexp(Vw, -e).astype(work, copy=False)

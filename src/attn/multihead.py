@@ -195,6 +195,8 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, h: int, mask=None) -> MultiHeadA
     Q = split_heads(project(X, W_Q, "X", "W_Q"), h)  # (T, h·d_k) -> (h, T, d_k), in dtype
     K = split_heads(project(X, W_K, "X", "W_K"), h)  # (T, h·d_k) -> (h, T, d_k)
     V = split_heads(project(X, W_V, "X", "W_V"), h)  # (T, h·d_v) -> (h, T, d_v)
+    if mask is not None and not mask.any(axis=0).all():  # a token no query may read: its value is ignored,
+        V = np.where(mask.any(axis=0)[None, :, None], V, 0)  # even in the choice of weighted_values' scale
     S = score_matrix(Q, K, 1.0 / math.sqrt(d_k), work)  # (h, T, d_k) @ (h, d_k, T) -> (h, T, T), finite
     if mask is not None:
         np.copyto(S, -np.inf, where=~mask[None, :, :])  # the same mask in every head

@@ -168,3 +168,20 @@ def test_bad_h_and_bad_mask():
         multi_head_attention(np.full((3, 4), np.nan), W, W, W, W, 2)
     with pytest.raises(ValueError, match=r"heads must be 3-dimensional.*shape \(3, 4\)"):
         merge_heads(np.ones((3, 4)))
+
+
+def test_a_token_no_query_reads_has_no_influence_bit_for_bit():
+    """Its value row is zeroed before the weighted sum, so it cannot even set the scale that sum uses near the
+    subnormal range (here every value is subnormal but the unread token's, once it is made large)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(4, 4))
+    W = rng.normal(size=(4, 4))
+    W_V = W * 1e-310  # values in float64's subnormal range
+    mask = np.ones((4, 4), dtype=bool)
+    mask[:, 2] = False  # no query reads token 2 (it still reads the others as a query)
+    out = multi_head_attention(X, W, W, W_V, np.eye(4), 2, mask=mask).output
+    X2 = X.copy()
+    X2[2] *= 1e20  # token 2's value is now out of the subnormal range, every other value in it
+    out2 = multi_head_attention(X2, W, W, W_V, np.eye(4), 2, mask=mask).output
+    rows = [0, 1, 3]  # query 2 itself changed; the others read the same keys and values
+    assert np.array_equal(out2[rows], out[rows])
