@@ -495,3 +495,16 @@ def test_e05_praise_says_what_the_first_tokens_read():
     reads = mask.sum(axis=1)  # keys each query may read
     assert reads[0] == 1 and reads[1] == 2 and reads.max() == item.context().window
     assert "up to two tokens before it" in part.praise and "token 0 reads only itself" in part.praise
+
+
+def test_e05_a_window_one_too_wide_is_not_called_shifted():
+    """A learner (round-4 try): a window of 4 keeps every position of the right one and adds one; "shifted" is the
+    other mistake, which loses the diagonal."""
+    from attn.grading import get_item
+
+    part = get_item("E05").part("window_mask")
+    too_wide = next(m for m in part.mistakes if m.key == "too_wide")
+    ns = get_item("E05").context()
+    right, wide = np.asarray(part.expected(ns)), np.asarray(too_wide.answer(ns))
+    assert (wide | right).sum() == wide.sum() > right.sum()  # a superset: widened, not moved
+    assert not too_wide.hint.startswith("Shifted") and "too wide" in too_wide.hint

@@ -392,7 +392,7 @@ def _mask_parts() -> list[Part]:
                          "Shifted by one: your window leaves out the token itself and reaches one step further back. "
                          f"The rule is {_E05_WINDOW}, the diagonal included."),
                  Mistake("too_wide", lambda ns: band(ns, 0, ns.window),
-                         f"Shifted by one: your window holds {_E05.window + 1} positions. Itself and "
+                         f"One position too wide: your window holds {_E05.window + 1} positions. Itself and "
                          f"{_E05_BEFORE} make {_E05.window} ({_E05_WINDOW})."),
                  Mistake("too_narrow", lambda ns: band(ns, 0, ns.window - 2),
                          f"Your window holds {_E05.window - 1} positions; the rule asks for {_E05.window}: the token "
